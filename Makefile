@@ -1,0 +1,50 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format bench install clean locales
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml requirements/test.txt requirements/constraints.txt
+	$(PIP) -e . -r requirements/test.txt
+	touch $@
+
+install: $(STAMP)
+
+## run: the main job (the seed's worked example until the web page lands)
+run: install
+	$(VENV)/bin/dpscale scale 64 2000 90%
+
+## test: the whole suite; an empty selection (pytest exit 5) is a failure
+test: install
+	@set +e; $(PY) -m pytest --cov --cov-report=term $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+## lint: format check, lint, strict types
+lint: install
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff format src tests bench
+	$(VENV)/bin/ruff check --fix src tests bench
+
+## bench: speed as ratios measured side by side in one run
+bench: install
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage
+
+## locales: extract strings, update the French catalog, compile it
+locales: install
+	$(VENV)/bin/pybabel extract -F babel.cfg --no-location --sort-output --project dpscale -o src/dpscale/locales/dpscale.pot src
+	$(VENV)/bin/pybabel update -D dpscale -i src/dpscale/locales/dpscale.pot -d src/dpscale/locales --no-fuzzy-matching
+	$(VENV)/bin/pybabel compile -D dpscale -d src/dpscale/locales

@@ -1,0 +1,89 @@
+"""`make bench`: speed as ratios of timings taken side by side in one run.
+
+Absolute times drift on a shared machine; a ratio of two things measured interleaved does not
+drift as much. Each line prints the ratio, its target and the medians behind it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each function, the functions taking turns so that noise hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def process(*argv: str) -> Callable[[], object]:
+    def run() -> object:
+        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    return run
+
+
+def report(name: str, ratio: float, target: float, detail: str) -> bool:
+    ok = ratio <= target
+    print(f"{name:<44} {ratio:6.2f}x  (target <= {target}x)  {'ok' if ok else 'MISSED'}  {detail}")
+    return ok
+
+
+def bench_startup() -> bool:
+    t = interleaved(
+        {
+            "bare": process(sys.executable, "-c", "pass"),
+            "floor": process(sys.executable, "-c", "import typer, rich.console, rich.table, babel.numbers"),
+            "scale": process(str(BIN / "dpscale"), "scale", "64", "2000", "0.9"),
+        },
+        rounds=21,
+    )
+    print(
+        f"{'  (typer+rich+babel imports alone)':<44} {t['floor'] / t['bare']:6.2f}x  "
+        f"the floor the required libraries set on this interpreter"
+    )
+    return report(
+        "dpscale scale 64 2000 0.9 / python -c pass",
+        t["scale"] / t["bare"],
+        10,
+        f"medians {t['scale'] * 1e3:.0f} ms / {t['bare'] * 1e3:.0f} ms",
+    )
+
+
+def bench_sweep() -> bool:
+    import numpy as np
+
+    from dpscale import sweep
+
+    n = 10**7
+    rng = np.random.default_rng(0)
+    d = rng.integers(1, 4096, n)
+    v = rng.uniform(1, 1e4, n)
+    e = rng.uniform(0.1, 1.0, n)
+    t = interleaved({"numpy": lambda: d * v * e, "sweep": lambda: sweep(d, v, e).actual_throughput}, rounds=9)
+    return report(
+        "sweep (1e7 configs) / bare numpy d*v*e",
+        t["sweep"] / t["numpy"],
+        1.5,
+        f"medians {t['sweep'] * 1e3:.1f} ms / {t['numpy'] * 1e3:.1f} ms",
+    )
+
+
+def main() -> int:
+    results = [bench_startup(), bench_sweep()]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""``python -m dpscale``: the command line."""
+
+from dpscale.cli import main
+
+main()

@@ -1,0 +1,58 @@
+"""Checks shared by the core modules: each returns the clean value or raises InvalidInput."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from dpscale.errors import InvalidInput
+
+WHOLE_NUMBER = "a whole number of at least {minimum}"
+POSITIVE = "a finite number greater than 0"
+FRACTION = "a fraction greater than 0 and at most 1 (0.9 means 90%)"
+
+
+def whole(field: str, value: Any, *, minimum: int = 1) -> int:
+    """A whole number ≥ minimum; 4.0 is fine, 4.5, True, NaN and ∞ are not."""
+    accepted = WHOLE_NUMBER.format(minimum=minimum)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInput(field, value, accepted)
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+    else:
+        real = float(value)
+        if not math.isfinite(real) or not real.is_integer():
+            raise InvalidInput(field, value, accepted)
+        number = int(real)
+    if number < minimum:
+        raise InvalidInput(field, value, accepted)
+    return number
+
+
+def positive(field: str, value: Any) -> float:
+    """A finite real number > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInput(field, value, POSITIVE)
+    real = float(value)
+    if not math.isfinite(real) or real <= 0:
+        raise InvalidInput(field, value, POSITIVE)
+    return real
+
+
+def fraction(field: str, value: Any) -> float:
+    """A number in (0, 1]: an efficiency, a share of time."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInput(field, value, FRACTION)
+    real = float(value)
+    if not (0 < real <= 1):  # also false for NaN
+        hint = f"did you mean {real / 100:g}?" if 1 < real <= 100 else None
+        raise InvalidInput(field, value, FRACTION, hint=hint)
+    return real
+
+
+def finite_result(field: str, value: Any, result: float) -> float:
+    """Refuse inputs so large that the arithmetic overflows, rather than return ∞."""
+    if not math.isfinite(result):
+        raise InvalidInput(field, value, "a value small enough that the results stay finite")
+    return result

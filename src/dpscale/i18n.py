@@ -1,0 +1,50 @@
+"""Languages: which ones dpscale speaks, how one is chosen, and the gettext catalogs."""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import os
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["LANGUAGES", "Lang", "language_from_env", "language_name", "translation", "validate_lang"]
+
+Lang = Literal["fr", "en"]
+LANGUAGES: tuple[Lang, ...] = ("fr", "en")
+LOCALE_DIR = Path(__file__).parent / "locales"
+DOMAIN = "dpscale"
+_NAMES = {"fr": "French", "en": "English"}
+
+
+def language_name(lang: Lang) -> str:
+    return _NAMES[lang]
+
+
+def validate_lang(value: str) -> Lang:
+    """``fr`` or ``en`` (``fr_FR``, ``en-GB`` and the like reduce to their language)."""
+    from dpscale.errors import InvalidInput
+
+    code = value.strip().replace("-", "_").split("_")[0].lower() if isinstance(value, str) else ""
+    if code not in LANGUAGES:
+        raise InvalidInput("lang", value, "fr or en")
+    return code
+
+
+def language_from_env(default: Lang = "en") -> Lang:
+    """The language of the environment's locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), else ``default``."""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "")
+        for candidate in value.split(":"):
+            code = candidate.split(".")[0].replace("-", "_").split("_")[0].lower()
+            if code in LANGUAGES:
+                return code
+            if code and code not in ("c", "posix"):
+                return default
+    return default
+
+
+@functools.cache
+def translation(lang: Lang) -> gettext.NullTranslations:
+    """The compiled catalog for ``lang``; English is the source language."""
+    return gettext.translation(DOMAIN, localedir=LOCALE_DIR, languages=[lang], fallback=True)

@@ -1,0 +1,276 @@
+"""The seed's model of data-parallel scaling.
+
+A job runs on d devices that each process v samples/s alone; keeping the copies in sync costs
+time, which the scaling efficiency E (0 < E ≤ 1) sums up:
+
+    I = d·v        ideal throughput (perfect scaling)
+    A = I·E        actual throughput
+    S = d·E        speedup over one device
+    lost = I − A   throughput paid for synchronisation
+
+Products and quotients are taken in decimal on the numbers as written (64 × 0.9 is 57.6, not
+57.599…), then rounded once to a float.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal, cast
+
+from dpscale import _validate
+from dpscale.errors import InvalidInput
+
+__all__ = [
+    "Scaling",
+    "Solution",
+    "devices_for",
+    "efficiency_from",
+    "per_device_for",
+    "scale",
+    "solve",
+]
+
+DEFAULT_UNIT = "samples/s"
+Unknown = Literal["devices", "per_device_throughput", "efficiency", "actual_throughput"]
+
+
+def _dec(x: float) -> Decimal:
+    return Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+
+
+def _mul(*xs: float) -> float:
+    product = Decimal(1)
+    for x in xs:
+        product *= _dec(x)
+    return float(product)
+
+
+def _div(numerator: float, *denominators: float) -> Decimal:
+    quotient = _dec(numerator)
+    for x in denominators:
+        quotient /= _dec(x)
+    return quotient
+
+
+@dataclass(frozen=True, slots=True)
+class Scaling:
+    """A data-parallel job: d devices at v each with efficiency E, and what they deliver.
+
+    Built by :func:`scale` (which keeps E ≤ 1) or by the solvers (where a measured E above 1 is
+    kept and flagged as :attr:`superlinear`).
+    """
+
+    devices: int
+    per_device_throughput: float
+    efficiency: float
+    unit: str = DEFAULT_UNIT
+
+    def __post_init__(self) -> None:
+        _validate.whole("devices", self.devices)
+        _validate.positive("per_device_throughput", self.per_device_throughput)
+        _validate.positive("efficiency", self.efficiency)
+        _validate.finite_result("per_device_throughput", self.per_device_throughput, self.ideal_throughput)
+
+    @property
+    def ideal_throughput(self) -> float:
+        """I = d·v."""
+        return _mul(self.devices, self.per_device_throughput)
+
+    @property
+    def actual_throughput(self) -> float:
+        """A = I·E = d·v·E."""
+        return _mul(self.devices, self.per_device_throughput, self.efficiency)
+
+    @property
+    def speedup(self) -> float:
+        """S = d·E: the number of ideal devices this cluster behaves like."""
+        return _mul(self.devices, self.efficiency)
+
+    @property
+    def lost_throughput(self) -> float:
+        """I − A = d·v·(1 − E); negative when the run is superlinear."""
+        return _mul(self.devices, self.per_device_throughput, float(1 - _dec(self.efficiency)))
+
+    @property
+    def superlinear(self) -> bool:
+        """E > 1: more than perfect scaling (cache effects, or a measurement to double-check)."""
+        return self.efficiency > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the stable interface."""
+        return {
+            "devices": self.devices,
+            "per_device_throughput": self.per_device_throughput,
+            "efficiency": self.efficiency,
+            "ideal_throughput": self.ideal_throughput,
+            "actual_throughput": self.actual_throughput,
+            "speedup": self.speedup,
+            "lost_throughput": self.lost_throughput,
+            "unit": self.unit,
+        }
+
+    def _repr_html_(self) -> str:
+        from dpscale.format import format_number, format_percent, format_speedup
+
+        unit = self.unit
+        rows = [
+            ("Devices (d)", format_number(self.devices, "en")),
+            ("Per-device throughput (v)", f"{format_number(self.per_device_throughput, 'en')} {unit}"),
+            ("Scaling efficiency (E)", format_percent(self.efficiency, "en")),
+            ("Ideal throughput (I = d·v)", f"{format_number(self.ideal_throughput, 'en')} {unit}"),
+            ("Actual throughput (A = I·E)", f"{format_number(self.actual_throughput, 'en')} {unit}"),
+            ("Speedup (S = d·E)", format_speedup(self.speedup, "en")),
+            ("Lost throughput (I − A)", f"{format_number(self.lost_throughput, 'en')} {unit}"),
+        ]
+        body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+        return f'<table class="dpscale-scaling">{body}</table>'
+
+
+def scale(
+    devices: int,
+    per_device_throughput: float,
+    efficiency: float,
+    *,
+    unit: str = DEFAULT_UNIT,
+) -> Scaling:
+    """Throughput of ``devices`` devices at ``per_device_throughput`` each, at ``efficiency``.
+
+    >>> scale(64, 2000, 0.9).actual_throughput
+    115200.0
+    """
+    return Scaling(
+        devices=_validate.whole("devices", devices),
+        per_device_throughput=_validate.positive("per_device_throughput", per_device_throughput),
+        efficiency=_validate.fraction("efficiency", efficiency),
+        unit=_unit(unit),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """The result of solving A = d·v·E for one unknown.
+
+    ``target_throughput`` is the actual throughput asked for (or measured); when solving for the
+    number of devices it is rounded up, so ``scaling.actual_throughput`` may exceed it.
+    """
+
+    unknown: Unknown
+    scaling: Scaling
+    target_throughput: float | None = None
+
+    @property
+    def value(self) -> float:
+        """The solved quantity."""
+        return float(getattr(self.scaling, self.unknown))
+
+    @property
+    def surplus_throughput(self) -> float:
+        """Actual throughput above the target (0 unless devices were rounded up)."""
+        if self.target_throughput is None:
+            return 0.0
+        return float(_dec(self.scaling.actual_throughput) - _dec(self.target_throughput))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.scaling.to_dict(),
+            "solved_for": self.unknown,
+            "target_throughput": self.target_throughput,
+            "superlinear": self.scaling.superlinear,
+        }
+
+
+def efficiency_from(
+    devices: int,
+    per_device_throughput: float,
+    actual_throughput: float,
+    *,
+    unit: str = DEFAULT_UNIT,
+) -> Solution:
+    """E = A / (d·v) from a measured cluster throughput.
+
+    An E above 1 is returned as measured and flagged (``scaling.superlinear``), never clipped.
+    """
+    d = _validate.whole("devices", devices)
+    v = _validate.positive("per_device_throughput", per_device_throughput)
+    a = _validate.positive("actual_throughput", actual_throughput)
+    e = _validate.finite_result("actual_throughput", a, float(_div(a, d, v)))
+    if e <= 0:
+        raise InvalidInput("actual_throughput", a, "a throughput large enough to give an efficiency above 0")
+    return Solution("efficiency", Scaling(d, v, e, _unit(unit)), target_throughput=a)
+
+
+def devices_for(
+    target_throughput: float,
+    per_device_throughput: float,
+    efficiency: float,
+    *,
+    unit: str = DEFAULT_UNIT,
+) -> Solution:
+    """The fewest whole devices whose actual throughput reaches ``target_throughput``.
+
+    d = ⌈A / (v·E)⌉; the scaling returned is the one that number of devices really gives.
+    """
+    a = _validate.positive("target_throughput", target_throughput)
+    v = _validate.positive("per_device_throughput", per_device_throughput)
+    e = _validate.fraction("efficiency", efficiency)
+    d = math.ceil(_div(a, v, e))
+    return Solution("devices", Scaling(max(d, 1), v, e, _unit(unit)), target_throughput=a)
+
+
+def per_device_for(
+    devices: int,
+    efficiency: float,
+    target_throughput: float,
+    *,
+    unit: str = DEFAULT_UNIT,
+) -> Solution:
+    """v = A / (d·E): the per-device throughput each device must reach for the target."""
+    d = _validate.whole("devices", devices)
+    e = _validate.fraction("efficiency", efficiency)
+    a = _validate.positive("target_throughput", target_throughput)
+    v = float(_div(a, d, e))
+    if not (math.isfinite(v) and v > 0):
+        raise InvalidInput("target_throughput", a, "a throughput that gives a finite per-device throughput above 0")
+    return Solution("per_device_throughput", Scaling(d, v, e, _unit(unit)), target_throughput=a)
+
+
+def solve(
+    *,
+    devices: int | None = None,
+    per_device_throughput: float | None = None,
+    efficiency: float | None = None,
+    actual_throughput: float | None = None,
+    unit: str = DEFAULT_UNIT,
+) -> Solution:
+    """Given exactly three of d, v, E and A, find the fourth."""
+    given = {
+        "devices": devices,
+        "per_device_throughput": per_device_throughput,
+        "efficiency": efficiency,
+        "actual_throughput": actual_throughput,
+    }
+    missing = [name for name, value in given.items() if value is None]
+    if len(missing) != 1:
+        raise InvalidInput(
+            "unknown",
+            ", ".join(missing) or "none",
+            "exactly three of devices, per_device_throughput, efficiency and actual_throughput",
+        )
+    # Exactly one is None here; cast() only tells the type checker so.
+    d, v, e, a = (cast(float, given[name]) for name in given)
+    if missing == ["devices"]:
+        return devices_for(a, v, e, unit=unit)
+    if missing == ["per_device_throughput"]:
+        return per_device_for(cast(int, d), e, a, unit=unit)
+    if missing == ["efficiency"]:
+        return efficiency_from(cast(int, d), v, a, unit=unit)
+    return Solution("actual_throughput", scale(cast(int, d), v, e, unit=unit))
+
+
+def _unit(unit: Any) -> str:
+    if not isinstance(unit, str) or not unit.strip() or len(unit) > 40:
+        raise InvalidInput("unit", unit, "a short non-empty label such as 'samples/s' or 'tokens/s'")
+    return unit.strip()

@@ -1,0 +1,182 @@
+"""The command line, in-process through its real entry point and as installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpscale.cli import main
+
+NBSP, NNBSP = "\u00a0", "\u202f"
+SCRIPT = shutil.which("dpscale", path=str(Path(sys.executable).parent)) or "dpscale"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def test_seed_example_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "scale", "64", "2000", "0.9")
+    assert (code, err) == (0, "")
+    assert "128,000 samples/s" in out
+    assert "115,200 samples/s" in out
+    assert "57.6×" in out
+    assert "12,800 samples/s" in out
+
+
+def test_percent_efficiency(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "scale", "64", "2000", "90%")
+    assert code == 0
+    assert "115,200" in out
+
+
+def test_french(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "scale", "64", "2 000", "0,9", "--lang", "fr")
+    assert code == 0
+    assert "Débit réel (A = I·E)" in out
+    assert f"115{NNBSP}200 samples/s" in out
+    assert f"57,6{NBSP}×" in out
+
+
+def test_language_from_environment(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANG", "fr_FR.UTF-8")
+    code, out, _ = run(capsys, "scale", "64", "2 000", "90 %")
+    assert code == 0
+    assert "Accélération" in out
+
+
+def test_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "scale", "64", "2000", "0.9", "--json", "--unit", "images/s")
+    assert code == 0
+    assert json.loads(out) == {
+        "devices": 64,
+        "per_device_throughput": 2000.0,
+        "efficiency": 0.9,
+        "ideal_throughput": 128000.0,
+        "actual_throughput": 115200.0,
+        "speedup": 57.6,
+        "lost_throughput": 12800.0,
+        "unit": "images/s",
+    }
+
+
+def test_solve_efficiency(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "scale",
+        "--solve",
+        "efficiency",
+        "--devices",
+        "64",
+        "--per-device",
+        "2000",
+        "--actual",
+        "115200",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert (data["efficiency"], data["solved_for"], data["superlinear"]) == (0.9, "efficiency", False)
+
+
+def test_solve_devices_shows_the_surplus(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "scale", "-v", "2000", "-e", "90%", "-a", "100000")
+    assert code == 0
+    assert "56" in out
+    assert "800 samples/s more" in out
+
+
+def test_superlinear_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "scale", "-d", "8", "-v", "100", "-a", "1000", "--json")
+    assert code == 0
+    assert json.loads(out)["efficiency"] == 1.25
+    assert "superlinear" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["scale", "0", "2000", "0.9"], "devices"),
+        (["scale", "--", "-3", "2000", "0.9"], "devices"),
+        (["scale", "1.5", "2000", "0.9"], "devices"),
+        (["scale", "64", "0", "0.9"], "per_device_throughput"),
+        (["scale", "64", "abc", "0.9"], "per_device_throughput"),
+        (["scale", "64", "2000", "90"], "90%"),
+        (["scale", "64", "2000", "150%"], "efficiency"),
+        (["scale", "64", "2000", "0,9"], "efficiency"),
+        (["scale", "64", "2000", "0.9", "--lang", "de"], "lang"),
+        (["scale", "64", "2000"], "exactly three"),
+        (["scale", "64", "2000", "0.9", "--devices", "32"], "devices"),
+        (["scale", "-d", "64", "-v", "2000", "-a", "1", "--solve", "devices"], "solve"),
+        (["scale", "64", "2000", "0.9", "--unit", ""], "unit"),
+        (["scale", "--bogus"], "No such option"),
+        (["nonsense"], "No such command"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.startswith("dpscale ")
+    code, out, _ = run(capsys, "scale", "--help")
+    assert code == 0
+    assert "--actual" in out
+    code, out, _ = run(capsys)
+    assert code == 0
+    assert "scale" in out
+
+
+def _subprocess(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LANGUAGE", "LC_MESSAGES")}
+    return subprocess.run(list(args), capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
+
+
+def test_console_script() -> None:
+    done = _subprocess(SCRIPT, "scale", "64", "2000", "90%")
+    assert done.returncode == 0, done.stderr
+    assert "115,200 samples/s" in done.stdout
+
+
+def test_console_script_bad_input() -> None:
+    done = _subprocess(SCRIPT, "scale", "64", "2000", "90")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert "efficiency" in done.stderr
+
+
+def test_python_dash_m() -> None:
+    done = _subprocess(sys.executable, "-m", "dpscale", "scale", "64", "2 000", "0,9", "--lang", "fr", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["speedup"] == 57.6
+
+
+def test_scale_path_stays_light() -> None:
+    probe = (
+        "import sys, atexit\n"
+        "atexit.register(lambda: print(sorted(m for m in ('numpy', 'scipy', 'torch', 'fastapi', 'pydantic')"
+        " if m in sys.modules), file=sys.stderr))\n"
+        "from dpscale.cli import main\n"
+        "main(['scale', '64', '2000', '0.9'])\n"
+    )
+    done = _subprocess(sys.executable, "-c", probe)
+    assert done.returncode == 0
+    assert done.stderr.strip() == "[]"

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+from dpscale import InvalidInput
+from dpscale.i18n import LOCALE_DIR, language_from_env, translation, validate_lang
+
+
+def _read(reader: Any, name: str) -> Any:
+    with (LOCALE_DIR / "fr" / "LC_MESSAGES" / name).open("rb") as f:
+        return reader(f)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "en"),
+        ({"LANG": "fr_FR.UTF-8"}, "fr"),
+        ({"LANG": "de_DE.UTF-8"}, "en"),
+        ({"LC_ALL": "C"}, "en"),
+        ({"LANGUAGE": "fr:en", "LANG": "en_US.UTF-8"}, "fr"),
+        ({"LC_ALL": "en_GB.UTF-8", "LANG": "fr_FR"}, "en"),
+    ],
+)
+def test_language_from_env(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert language_from_env() == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [("fr", "fr"), ("en", "en"), ("fr_FR", "fr"), ("EN-gb", "en")])
+def test_validate_lang(value: str, expected: str) -> None:
+    assert validate_lang(value) == expected
+
+
+def test_validate_lang_rejects() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        validate_lang("de")
+    assert caught.value.field == "lang"
+
+
+def test_french_catalog_translates_everything() -> None:
+    catalog = _read(read_po, "dpscale.po")
+    untranslated = [m.id for m in catalog if m.id and not m.string]
+    assert untranslated == []
+    assert translation("fr").gettext("Devices (d)") == "Appareils (d)"
+
+
+def test_compiled_catalog_matches_the_po_file() -> None:
+    po = _read(read_po, "dpscale.po")
+    mo = _read(read_mo, "dpscale.mo")
+    assert {m.id: m.string for m in po if m.id} == {m.id: m.string for m in mo if m.id}, "run `make locales`"
+
+
+def test_template_is_up_to_date(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "dpscale.pot"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "babel.messages.frontend",
+            "extract",
+            "-F",
+            str(root / "babel.cfg"),
+            "--no-location",
+            "--sort-output",
+            "-o",
+            str(out),
+            str(root / "src"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    with out.open("rb") as f:
+        fresh = {m.id for m in read_po(f) if m.id}
+    po = {m.id for m in _read(read_po, "dpscale.po") if m.id}
+    assert fresh == po, "strings changed: run `make locales` and translate the new ones"
