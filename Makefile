@@ -6,20 +6,20 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench install clean locales
+.PHONY: run test lint format bench install clean locales vendor serve
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml requirements/test.txt requirements/constraints.txt
-	$(PIP) -e . -r requirements/test.txt
+	$(PIP) -e '.[web]' -r requirements/test.txt
 	touch $@
 
 install: $(STAMP)
 
-## run: the main job (the seed's worked example until the web page lands)
+## run: the main job: the web calculator on http://127.0.0.1:8000/
 run: install
-	$(VENV)/bin/dpscale scale 64 2000 90%
+	$(VENV)/bin/dpscale serve $(SERVE_ARGS)
 
 ## test: the whole suite; an empty selection (pytest exit 5) is a failure
 test: install
@@ -48,3 +48,9 @@ locales: install
 	$(VENV)/bin/pybabel extract -F babel.cfg --no-location --sort-output --project dpscale -o src/dpscale/locales/dpscale.pot src
 	$(VENV)/bin/pybabel update -D dpscale -i src/dpscale/locales/dpscale.pot -d src/dpscale/locales --no-fuzzy-matching
 	$(VENV)/bin/pybabel compile -D dpscale -d src/dpscale/locales
+
+## vendor: refresh the front-end files the app serves, from the npm registry (see web/package.json)
+vendor:
+	rm -rf build/npm && mkdir -p build/npm
+	cd build/npm && npm pack --silent swagger-ui-dist@$$(python3 -c 'import json;print(json.load(open("../../src/dpscale/web/package.json"))["dependencies"]["swagger-ui-dist"])') && tar xzf swagger-ui-dist-*.tgz
+	cp build/npm/package/swagger-ui-bundle.js build/npm/package/swagger-ui.css build/npm/package/LICENSE src/dpscale/web/static/vendor/swagger-ui/

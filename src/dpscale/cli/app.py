@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from dpscale import scaling
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingExtra
 from dpscale.i18n import Lang, language_from_env, validate_lang
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
@@ -123,3 +123,21 @@ def scale(
     from dpscale.cli.render import print_scaling
 
     print_scaling(solution, language)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+) -> None:
+    """Start the web calculator (French and English pages, JSON API at /api/v1, docs at /docs)."""
+    if not 1 <= port <= 65535:
+        raise InvalidInput("port", port, "a port number from 1 to 65535")
+    try:
+        import uvicorn
+
+        import dpscale.web.app  # noqa: F401  (fail here, with the hint, if the extra is missing)
+    except ImportError as exc:
+        raise MissingExtra("dpscale serve", "web") from exc
+    print(f"dpscale: serving on http://{host}:{port}/ (Ctrl-C to stop)", file=sys.stderr)
+    uvicorn.run("dpscale.web.app:app", host=host, port=port, log_level="warning")

@@ -1,0 +1,1 @@
+"""The web calculator; needs the ``web`` extra (FastAPI, Jinja2, uvicorn)."""

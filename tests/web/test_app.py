@@ -1,0 +1,174 @@
+"""The web calculator through Starlette's test client: pages, API, errors, headers."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dpscale.web.app import app
+
+NBSP, NNBSP = "\u00a0", "\u202f"
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(app)
+
+
+def text_of(html: str, element_id: str) -> str:
+    match = re.search(rf'id="{element_id}"[^>]*>(.*?)</', html, flags=re.S)
+    assert match, f"no #{element_id}"
+    return re.sub(r"[ \t\n]+", " ", match.group(1)).strip()  # keeps no-break spaces
+
+
+def test_home_is_french_with_the_seed_example(client: TestClient) -> None:
+    r = client.get("/")
+    assert r.status_code == 200
+    assert r.headers["content-language"] == "fr"
+    assert '<html lang="fr">' in r.text
+    assert "<h1>Mise à l'échelle en parallélisme de données</h1>" in r.text
+    assert text_of(r.text, "ideal") == f"128{NNBSP}000 samples/s"
+    assert text_of(r.text, "actual") == f"115{NNBSP}200 samples/s"
+    assert text_of(r.text, "speedup") == f"57,6{NBSP}×"
+    assert text_of(r.text, "lost") == f"12{NNBSP}800 samples/s"
+    assert 'value="2 000"' in r.text
+    assert 'value="90 %"' in r.text
+    assert "<math" in r.text
+
+
+def test_accept_language_english(client: TestClient) -> None:
+    r = client.get("/", headers={"accept-language": "en-GB,en;q=0.9"})
+    assert r.headers["content-language"] == "en"
+    assert text_of(r.text, "actual") == "115,200 samples/s"
+    assert "Frequently asked questions" in r.text
+
+
+def test_query_lang_wins_over_header(client: TestClient) -> None:
+    r = client.get("/?lang=fr", headers={"accept-language": "en"})
+    assert r.headers["content-language"] == "fr"
+
+
+def test_unknown_language_falls_back_to_french(client: TestClient) -> None:
+    assert client.get("/", headers={"accept-language": "de-DE"}).headers["content-language"] == "fr"
+
+
+def test_inputs_in_the_query_give_results_and_a_worked_example(client: TestClient) -> None:
+    r = client.get("/", params={"lang": "en", "devices": "8", "per_device_throughput": "1,000", "efficiency": "75%"})
+    assert text_of(r.text, "actual") == "6,000 samples/s"
+    assert "I = 8 × 1,000 = 8,000" in r.text
+    assert "A = 8,000 × 0.75 = 6,000" in r.text
+    assert "S = 8 × 0.75 = 6" in r.text
+
+
+def test_empty_field_shows_the_placeholder_and_its_own_error(client: TestClient) -> None:
+    r = client.get("/", params={"lang": "fr", "devices": "", "per_device_throughput": "2 000", "efficiency": "90 %"})
+    assert "Saisissez une valeur pour afficher les résultats." in r.text
+    assert text_of(r.text, "devices-error") == "Ce champ est vide."
+    assert 'id="actual"' not in r.text
+
+
+def test_invalid_field_names_what_is_accepted(client: TestClient) -> None:
+    r = client.get("/", params={"lang": "en", "devices": "64", "per_device_throughput": "2000", "efficiency": "90"})
+    error = text_of(r.text, "efficiency-error")
+    assert "90%" in error
+    assert "0.9" in error
+    assert 'aria-invalid="true"' in r.text
+
+
+def test_language_switch_keeps_the_inputs(client: TestClient) -> None:
+    r = client.get("/", params={"lang": "en", "devices": "16", "per_device_throughput": "500", "efficiency": "80%"})
+    href = re.search(r'class="lang-switch" href="([^"]+)"', r.text)
+    assert href
+    query = parse_qs(urlparse(href.group(1).replace("&amp;", "&")).query)
+    assert query["lang"] == ["fr"]
+    assert query["devices"] == ["16"]
+    assert query["efficiency"] == ["80%"]
+
+
+def test_fragment_is_what_the_page_swaps_in(client: TestClient) -> None:
+    r = client.get(
+        "/fragment/scaling",
+        params={"lang": "fr", "devices": "32", "per_device_throughput": "1 000", "efficiency": "80 %"},
+    )
+    assert text_of(r.text, "actual") == f"25{NNBSP}600 samples/s"
+    assert 'id="example"' in r.text
+
+
+def test_script_in_a_field_comes_back_as_text(client: TestClient) -> None:
+    attack = "<script>alert(1)</script>"
+    r = client.get("/", params={"devices": attack, "per_device_throughput": "1", "efficiency": "1", "unit": attack})
+    assert attack not in r.text
+    assert "&lt;script&gt;" in r.text
+
+
+def test_security_headers(client: TestClient) -> None:
+    for path in ("/", "/api/v1/scaling?devices=1&per_device_throughput=1&efficiency=1", "/static/dpscale.js"):
+        r = client.get(path)
+        csp = r.headers["content-security-policy"]
+        assert "unsafe-inline" not in csp
+        assert "default-src 'self'" in csp
+        assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_page_has_no_inline_script_or_style(client: TestClient) -> None:
+    html = client.get("/").text
+    assert re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html) is None
+    assert "<style" not in html
+    assert " style=" not in html
+
+
+def test_over_long_query_gets_414(client: TestClient) -> None:
+    r = client.get("/?devices=" + "1" * 5000)
+    assert r.status_code == 414
+    assert r.json()["errors"][0]["field"] == "query"
+
+
+def test_api_returns_the_stable_json(client: TestClient) -> None:
+    r = client.get("/api/v1/scaling", params={"devices": 64, "per_device_throughput": 2000, "efficiency": 0.9})
+    assert r.status_code == 200
+    assert r.json() == {
+        "devices": 64,
+        "per_device_throughput": 2000.0,
+        "efficiency": 0.9,
+        "ideal_throughput": 128000.0,
+        "actual_throughput": 115200.0,
+        "speedup": 57.6,
+        "lost_throughput": 12800.0,
+        "unit": "samples/s",
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"devices": 0, "per_device_throughput": 2000, "efficiency": 0.9}, "devices"),
+        ({"devices": "x", "per_device_throughput": 2000, "efficiency": 0.9}, "devices"),
+        ({"devices": 1.5, "per_device_throughput": 2000, "efficiency": 0.9}, "devices"),
+        ({"devices": 64, "per_device_throughput": "nan", "efficiency": 0.9}, "per_device_throughput"),
+        ({"devices": 64, "per_device_throughput": "inf", "efficiency": 0.9}, "per_device_throughput"),
+        ({"devices": 64, "per_device_throughput": -1, "efficiency": 0.9}, "per_device_throughput"),
+        ({"devices": 64, "per_device_throughput": 2000, "efficiency": 90}, "efficiency"),
+        ({"devices": 64, "per_device_throughput": 2000}, "efficiency"),
+        ({"devices": 64, "per_device_throughput": 1e308, "efficiency": 1}, "per_device_throughput"),
+    ],
+)
+def test_api_bad_input_is_422_naming_the_field(client: TestClient, params: dict[str, object], field: str) -> None:
+    r = client.get("/api/v1/scaling", params=params)
+    assert r.status_code == 422
+    errors = r.json()["errors"]
+    assert errors[0]["field"] == field
+    assert errors[0]["message"]
+
+
+def test_openapi_and_local_docs(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert "/api/v1/scaling" in spec["paths"]
+    docs = client.get("/docs").text
+    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in docs
+    assert "http" not in re.sub(r'href="/|src="/', "", docs).split("<body>")[0].replace("http-equiv", "")
+    bundle = client.get("/static/vendor/swagger-ui/swagger-ui-bundle.js")
+    assert bundle.status_code == 200
+    assert len(bundle.content) > 100_000
