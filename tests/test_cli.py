@@ -180,3 +180,26 @@ def test_scale_path_stays_light() -> None:
     done = _subprocess(sys.executable, "-c", probe)
     assert done.returncode == 0
     assert done.stderr.strip() == "[]"
+
+
+def test_plot_writes_the_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file = tmp_path / "chart.svg"
+    code, out, err = run(capsys, "scale", "64", "2000", "90%", "--plot", str(out_file))
+    assert code == 0
+    assert "115,200" in out
+    assert "chart written" in err
+    assert "64 devices: 115,200 samples/s" in out_file.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["chart.gif", "missing-dir/chart.svg"])
+def test_plot_bad_path(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    code, _, err = run(capsys, "scale", "64", "2000", "90%", "--plot", str(tmp_path / name))
+    assert code == 2
+    assert err.startswith("error: plot:")
+    assert err.count("\n") == 1
+
+
+def test_serve_rejects_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "serve", "--port", "70000")
+    assert code == 2
+    assert "port" in err

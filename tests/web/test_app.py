@@ -172,3 +172,21 @@ def test_openapi_and_local_docs(client: TestClient) -> None:
     bundle = client.get("/static/vendor/swagger-ui/swagger-ui-bundle.js")
     assert bundle.status_code == 200
     assert len(bundle.content) > 100_000
+
+
+def test_chart_svg(client: TestClient) -> None:
+    r = client.get(
+        "/chart/scaling.svg",
+        params={"lang": "fr", "devices": "64", "per_device_throughput": "2 000", "efficiency": "90 %"},
+    )
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("image/svg+xml")
+    assert "64 appareils" in r.text
+    page = client.get("/").text
+    assert "/chart/scaling.svg?" in page
+
+
+def test_chart_svg_bad_input_is_422(client: TestClient) -> None:
+    r = client.get("/chart/scaling.svg", params={"devices": "0", "per_device_throughput": "1", "efficiency": "1"})
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["field"] == "devices"

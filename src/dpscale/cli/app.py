@@ -81,6 +81,9 @@ def scale(
         ),
     ] = None,
     unit: Annotated[str, typer.Option("--unit", "-u", help="Throughput unit, for display.")] = "samples/s",
+    plot: Annotated[
+        str | None, typer.Option("--plot", help="Also save the chart: out.svg, out.png or out.json (Vega-Lite).")
+    ] = None,
     as_json: JsonOption = False,
     lang: LangOption = None,
 ) -> None:
@@ -116,6 +119,14 @@ def scale(
             "check the single-device throughput",
             file=sys.stderr,
         )
+    if plot is not None:
+        from dpscale.charts import save_chart, scaling_chart
+
+        try:
+            written = save_chart(scaling_chart(solution.scaling, language), plot, lang=language)
+        except OSError as exc:
+            raise InvalidInput("plot", plot, f"a path that can be written ({exc.strerror})") from exc
+        print(f"chart written to {written}", file=sys.stderr)
     if as_json:
         payload = solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
         print(json.dumps(payload, ensure_ascii=False))

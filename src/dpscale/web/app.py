@@ -7,6 +7,7 @@ the user types by fetching the same results fragment the server renders.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,13 @@ def read_form(lang: Lang, query: dict[str, str]) -> Form:
     return Form(lang, values, errors, result)
 
 
+@functools.lru_cache(maxsize=256)
+def _chart_svg(result: scaling.Scaling, lang: Lang) -> str:
+    from dpscale.charts import scaling_chart, to_svg
+
+    return to_svg(scaling_chart(result, lang), lang=lang)
+
+
 def _env(lang: Lang) -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -210,6 +218,7 @@ def create_app() -> FastAPI:
                 lang=chosen,
                 other_lang="en" if chosen == "fr" else "fr",
                 switch_url="?" + urlencode({**form.values, "lang": "en" if chosen == "fr" else "fr"}),
+                chart_url="/chart/scaling.svg?" + urlencode({**form.values, "lang": chosen}),
                 num=lambda x: format_number(x, chosen),
                 pct=lambda x: format_percent(x, chosen),
                 times=lambda x: format_speedup(x, chosen),
@@ -218,6 +227,16 @@ def create_app() -> FastAPI:
             )
         )
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
+
+    @app.get("/chart/scaling.svg", include_in_schema=False)
+    def chart(request: Request, lang: str | None = None) -> Response:
+        chosen = choose_lang(request, lang)
+        form = read_form(chosen, dict(request.query_params))
+        if form.result is None:
+            errors = [{"field": k, "message": v} for k, v in form.errors.items()]
+            return JSONResponse({"errors": errors}, status_code=422)
+        svg = _chart_svg(form.result, chosen)
+        return Response(svg, media_type="image/svg+xml", headers={"cache-control": "public, max-age=3600"})
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:

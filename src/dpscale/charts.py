@@ -1,0 +1,133 @@
+"""One chart definition (Vega-Lite, built with Altair) for the page, notebooks and the CLI.
+
+The page shows it as an SVG rendered by the server, so it needs no script and works with
+JavaScript off; a notebook displays the Altair chart itself; ``dpscale scale --plot`` saves it.
+Needs the ``plot`` extra (altair, vl-convert-python).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpscale import scaling
+from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.format import format_number
+from dpscale.i18n import Lang, translation
+
+if TYPE_CHECKING:
+    import altair as alt
+
+__all__ = ["save_chart", "scaling_chart", "scaling_chart_points", "to_svg"]
+
+MAX_POINTS = 256  # enough for a smooth line, few enough to render fast
+
+
+def scaling_chart_points(s: scaling.Scaling) -> list[dict[str, Any]]:
+    """Ideal and actual throughput for device counts from 1 to about 2·d (at most MAX_POINTS)."""
+    top = max(2 * s.devices, 2)
+    step = max(1, -(-top // MAX_POINTS))
+    counts = sorted({1, *range(step, top + 1, step), s.devices, top})
+    rows = []
+    for n in counts:
+        at = scaling.Scaling(n, s.per_device_throughput, s.efficiency, s.unit)
+        rows.append({"devices": n, "series": "ideal", "throughput": at.ideal_throughput})
+        rows.append({"devices": n, "series": "actual", "throughput": at.actual_throughput})
+    return rows
+
+
+def _altair() -> Any:
+    try:
+        import altair
+    except ImportError as exc:
+        raise MissingExtra("charts", "plot") from exc
+    return altair
+
+
+def scaling_chart(s: scaling.Scaling, lang: Lang = "en") -> alt.LayerChart:
+    """Actual against ideal throughput as devices go from 1 to about 2·d, the user's point marked."""
+    altair = _altair()
+    _ = translation(lang).gettext
+    names = {"ideal": _("Ideal throughput"), "actual": _("Actual throughput")}
+    rows = [{**row, "series": names[row["series"]]} for row in scaling_chart_points(s)]
+    x = altair.X("devices:Q", title=_("Devices"), scale=altair.Scale(domainMin=0))
+    y = altair.Y("throughput:Q", title=_("Throughput (%(unit)s)") % {"unit": s.unit})
+    colour = altair.Color(
+        "series:N",
+        title=None,
+        scale=altair.Scale(domain=[names["ideal"], names["actual"]], range=["#8c959f", "#0b5cad"]),
+        legend=altair.Legend(orient="top-left"),
+    )
+    lines = (
+        altair.Chart(altair.Data(values=rows))
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            strokeDash=altair.StrokeDash(
+                "series:N",
+                legend=None,
+                scale=altair.Scale(domain=[names["ideal"], names["actual"]], range=[[6, 4], [1, 0]]),
+            ),
+        )
+    )
+    label = _("%(d)s devices: %(a)s %(unit)s") % {
+        "d": format_number(s.devices, lang),
+        "a": format_number(s.actual_throughput, lang),
+        "unit": s.unit,
+    }
+    point_data = altair.Data(values=[{"devices": s.devices, "throughput": s.actual_throughput, "label": label}])
+    point = altair.Chart(point_data).mark_point(filled=True, size=110, color="#a40e26").encode(x=x, y=y)
+    text = (
+        altair.Chart(point_data)
+        .mark_text(align="right", dx=-10, dy=-10, fontWeight="bold", color="#a40e26")
+        .encode(x=x, y=y, text="label:N")
+    )
+    title = _("Actual against ideal throughput")
+    chart: alt.LayerChart = (
+        altair.layer(lines, point, text)
+        .properties(width="container", height=300, title=title)
+        .configure_view(strokeWidth=0)
+    )
+    return chart
+
+
+def _vlc() -> Any:
+    try:
+        import vl_convert
+    except ImportError as exc:
+        raise MissingExtra("chart export", "plot") from exc
+    return vl_convert
+
+
+def _spec(chart: alt.LayerChart, width: int) -> dict[str, Any]:
+    spec: dict[str, Any] = chart.to_dict()
+    spec["width"] = width  # "container" has no meaning outside a page
+    return spec
+
+
+def to_svg(chart: alt.LayerChart, *, lang: Lang = "en", width: int = 640) -> str:
+    """The chart as an SVG document, numbers formatted in ``lang``."""
+    vlc = _vlc()
+    locale = "fr-FR" if lang == "fr" else "en-US"
+    return str(vlc.vegalite_to_svg(_spec(chart, width), format_locale=locale))
+
+
+def save_chart(chart: alt.LayerChart, path: str | Path, *, lang: Lang = "en") -> Path:
+    """Write the chart to ``path``: ``.svg``, ``.png`` or ``.json`` (the Vega-Lite spec)."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".svg":
+        target.write_text(to_svg(chart, lang=lang), encoding="utf-8")
+    elif suffix == ".png":
+        vlc = _vlc()
+        locale = "fr-FR" if lang == "fr" else "en-US"
+        target.write_bytes(vlc.vegalite_to_png(_spec(chart, 640), scale=2, format_locale=locale))
+    elif suffix == ".json":
+        import json
+
+        target.write_text(json.dumps(_spec(chart, 640), ensure_ascii=False), encoding="utf-8")
+    else:
+        raise InvalidInput("plot", str(path), "a file name ending in .svg, .png or .json")
+    return target

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dpscale import InvalidInput, scale
+from dpscale.charts import save_chart, scaling_chart, scaling_chart_points, to_svg
+
+
+def test_points_run_from_one_to_twice_d_and_include_the_users_point() -> None:
+    rows = scaling_chart_points(scale(64, 2000, 0.9))
+    counts = sorted({r["devices"] for r in rows})
+    assert counts[0] == 1
+    assert counts[-1] == 128
+    actual = {r["devices"]: r["throughput"] for r in rows if r["series"] == "actual"}
+    ideal = {r["devices"]: r["throughput"] for r in rows if r["series"] == "ideal"}
+    assert actual[64] == 115_200
+    assert ideal[64] == 128_000
+    assert all(actual[n] <= ideal[n] for n in counts)
+
+
+def test_points_are_bounded_for_huge_clusters() -> None:
+    rows = scaling_chart_points(scale(100_000, 10, 0.5))
+    assert len(rows) <= 2 * 260
+    assert any(r["devices"] == 100_000 for r in rows)
+
+
+def test_chart_is_localised() -> None:
+    spec = json.dumps(scaling_chart(scale(64, 2000, 0.9), "fr").to_dict(), ensure_ascii=False)
+    assert "Débit réel" in spec
+    assert "Appareils" in spec
+    assert "64 appareils : 115\u202f200 samples/s" in spec
+
+
+def test_svg_has_the_marked_point() -> None:
+    svg = to_svg(scaling_chart(scale(64, 2000, 0.9), "en"), lang="en")
+    assert svg.lstrip().startswith("<svg")
+    assert "64 devices: 115,200 samples/s" in svg
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".png", ".json"])
+def test_save_chart(tmp_path: Path, suffix: str) -> None:
+    path = save_chart(scaling_chart(scale(8, 100, 0.8)), tmp_path / f"c{suffix}")
+    data = path.read_bytes()
+    assert len(data) > 500
+    if suffix == ".png":
+        assert data.startswith(b"\x89PNG")
+
+
+def test_save_chart_rejects_unknown_formats(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        save_chart(scaling_chart(scale(8, 100, 0.8)), tmp_path / "c.gif")
+    assert caught.value.field == "plot"
