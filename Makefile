@@ -38,7 +38,7 @@ format: install
 
 ## bench: speed as ratios measured side by side in one run
 bench: install
-	$(PY) bench/run.py
+	$(PY) -m bench.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

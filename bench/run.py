@@ -34,9 +34,10 @@ def process(*argv: str) -> Callable[[], object]:
     return run
 
 
-def report(name: str, ratio: float, target: float, detail: str) -> bool:
-    ok = ratio <= target
-    print(f"{name:<44} {ratio:6.2f}x  (target <= {target}x)  {'ok' if ok else 'MISSED'}  {detail}")
+def report(name: str, ratio: float, target: float, detail: str, *, at_least: bool = False) -> bool:
+    ok = ratio >= target if at_least else ratio <= target
+    sign = ">=" if at_least else "<="
+    print(f"{name:<44} {ratio:6.2f}x  (target {sign} {target}x)  {'ok' if ok else 'MISSED'}  {detail}")
     return ok
 
 
@@ -80,8 +81,42 @@ def bench_sweep() -> bool:
     )
 
 
+def bench_web() -> bool:
+    from bench import web
+
+    rps = web.measure(
+        {
+            "bare": (web.BARE_APP, "/"),
+            "api": (web.DPSCALE_APP, "/api/v1/scaling?devices=64&per_device_throughput=2000&efficiency=0.9"),
+            "page": (web.DPSCALE_APP, "/?lang=fr&devices=64&per_device_throughput=2000&efficiency=90%25"),
+        },
+        rounds=5,
+        seconds=2.0,
+        connections=16,
+    )
+    detail = f"{rps['bare']:.0f} req/s bare Starlette"
+    ok = report(
+        "API req/s / bare Starlette req/s", rps["api"] / rps["bare"], 0.6, f"{rps['api']:.0f} / {detail}", at_least=True
+    )
+    ok &= report(
+        "page req/s / bare Starlette req/s",
+        rps["page"] / rps["bare"],
+        0.4,
+        f"{rps['page']:.0f} / {detail}",
+        at_least=True,
+    )
+    run = web.load_test(
+        "/api/v1/scaling?devices=64&per_device_throughput=2000&efficiency=0.9", connections=64, seconds=20
+    )
+    print(
+        f"{'load: API, 64 connections, 20 s':<44} {run.requests} requests, {run.errors} errors, "
+        f"{run.rps:.0f} req/s, p99 {run.p99_ms:.1f} ms"
+    )
+    return ok and run.errors == 0
+
+
 def main() -> int:
-    results = [bench_startup(), bench_sweep()]
+    results = [bench_startup(), bench_sweep(), bench_web()]
     return 0 if all(results) else 1
 
 

@@ -5,9 +5,11 @@ French ``128 000``, ``57,6 ×``, ``90 %``; English ``128,000``, ``57.6×``, ``90
 
 from __future__ import annotations
 
+import functools
 import math
 
-from babel.numbers import format_decimal, format_scientific
+from babel import Locale
+from babel.numbers import NumberPattern, format_decimal, format_scientific, parse_pattern
 from babel.numbers import format_percent as _babel_format_percent
 
 from dpscale.i18n import Lang
@@ -17,11 +19,22 @@ __all__ = ["format_number", "format_percent", "format_speedup"]
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
 
 
-def _pattern(x: float, decimals: int) -> str:
+@functools.cache
+def _locale(lang: Lang) -> Locale:
+    return Locale.parse(lang)
+
+
+@functools.cache
+def _parsed(pattern: str) -> NumberPattern:
+    # Parsing a pattern costs more than applying it; a page formats dozens of numbers.
+    return parse_pattern(pattern)
+
+
+def _pattern(x: float, decimals: int) -> NumberPattern:
     # Small numbers keep four significant digits instead of rounding to 0.
     if x and abs(x) < 1:
         decimals = max(decimals, min(15, 3 - math.floor(math.log10(abs(x)))))
-    return "#,##0." + "#" * decimals if decimals else "#,##0"
+    return _parsed("#,##0." + "#" * decimals if decimals else "#,##0")
 
 
 def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = _MAX_DECIMALS) -> str:
@@ -30,13 +43,13 @@ def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = 
         if x and not (1e-6 <= abs(x) < 1e15):  # keep extreme magnitudes short: 1,5E-259
             return format_scientific(x, format="0.#################E0", locale=lang, decimal_quantization=False)
         return format_decimal(x, locale=lang, decimal_quantization=False, group_separator=True)
-    return format_decimal(x, format=_pattern(x, decimals), locale=lang)
+    return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
 
 
 def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     """0.9 → ``90 %`` (fr) or ``90%`` (en); at most ``decimals`` decimals of a percent."""
     pattern = "#,##0." + "#" * decimals + "%" if decimals else "#,##0%"
-    text = _babel_format_percent(fraction, format=pattern, locale=lang)
+    text = _babel_format_percent(fraction, format=_parsed(pattern), locale=_locale(lang))
     if lang == "fr":  # CLDR's French pattern puts a no-break space before the sign
         text = text.replace("%", "\u00a0%") if "\u00a0%" not in text else text
     return text

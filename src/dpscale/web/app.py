@@ -32,6 +32,10 @@ from dpscale.parse import parse_count, parse_efficiency, parse_number
 
 HERE = Path(__file__).parent
 MAX_QUERY = 2048  # characters; longer query strings get 414
+# Bounds the API states in its schema, so that every schema-valid request gets an answer
+# (far beyond any real cluster: a million devices, 10¹² samples/s each).
+MAX_DEVICES = 10**6
+MAX_THROUGHPUT = 1e12
 
 SEED = {"devices": "64", "per_device_throughput": "2 000", "efficiency": "90 %", "unit": "samples/s"}
 SEED_EN = {"devices": "64", "per_device_throughput": "2,000", "efficiency": "90%", "unit": "samples/s"}
@@ -156,6 +160,7 @@ def _chart_svg(result: scaling.Scaling, lang: Lang) -> str:
 def _env(lang: Lang) -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
+        auto_reload=False,  # templates ship with the package; no stat() per request
         autoescape=select_autoescape(default=True, default_for_string=True),
         extensions=["jinja2.ext.i18n"],
         trim_blocks=True,
@@ -199,11 +204,15 @@ def create_app() -> FastAPI:
         responses={422: {"model": ErrorsOut, "description": "A value out of range or unreadable"}},
         summary="Ideal and actual throughput and speedup",
     )
-    def api_scaling(
-        devices: Annotated[int, Query(description="d, number of devices (whole, ≥ 1)")],
-        per_device_throughput: Annotated[float, Query(description="v, one device's throughput alone (> 0)")],
-        efficiency: Annotated[float, Query(description="E, scaling efficiency as a fraction (0 < E ≤ 1)")],
-        unit: Annotated[str, Query(max_length=40, description="throughput unit label")] = "samples/s",
+    async def api_scaling(
+        devices: Annotated[int, Query(ge=1, le=MAX_DEVICES, description="d, number of devices (whole, ≥ 1)")],
+        per_device_throughput: Annotated[
+            float, Query(gt=0, le=MAX_THROUGHPUT, description="v, one device's throughput alone (> 0)")
+        ],
+        efficiency: Annotated[float, Query(gt=0, le=1, description="E, scaling efficiency as a fraction (0 < E ≤ 1)")],
+        unit: Annotated[
+            str, Query(min_length=1, max_length=40, pattern=r"\S", description="throughput unit label")
+        ] = "samples/s",
     ) -> dict[str, Any]:
         return scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict()
 
@@ -243,11 +252,11 @@ def create_app() -> FastAPI:
         return HTMLResponse(envs["en"].get_template("docs.html").render())
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def index(request: Request, lang: str | None = None) -> HTMLResponse:
+    async def index(request: Request, lang: str | None = None) -> HTMLResponse:
         return render("scaling.html", request, lang)
 
     @app.get("/fragment/scaling", response_class=HTMLResponse, include_in_schema=False)
-    def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
+    async def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
         return render("scaling_fragment.html", request, lang)
 
     return app

@@ -1,0 +1,126 @@
+"""Web speed for `make bench`: requests per second against a bare Starlette endpoint, and a load test.
+
+Each server runs in its own uvicorn process on loopback with the same settings; a small
+asyncio client keeps N keep-alive connections busy for a fixed time and counts responses.
+The client is a few lines of raw HTTP/1.1 on purpose: a full client library would cost as much
+CPU per request as the servers being compared, on a 2-core machine, and flatten the ratios.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+BARE_APP = "bench.bare:app"
+DPSCALE_APP = "dpscale.web.app:app"
+
+
+@dataclass(frozen=True)
+class Load:
+    requests: int
+    errors: int
+    seconds: float
+    latencies: list[float]
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds
+
+    @property
+    def p99_ms(self) -> float:
+        return statistics.quantiles(self.latencies, n=100)[98] * 1e3 if len(self.latencies) > 1 else 0.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server(app: str) -> Iterator[int]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"{app} did not start") from None
+                time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def _connection(port: int, path: str, stop: float, latencies: list[float], errors: list[int]) -> None:
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Language: fr\r\n\r\n".encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while time.perf_counter() < stop:
+            start = time.perf_counter()
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - start)
+            if status != 200:
+                errors.append(status)
+    finally:
+        writer.close()
+
+
+async def _load(port: int, path: str, connections: int, seconds: float) -> Load:
+    latencies: list[float] = []
+    errors: list[int] = []
+    start = time.perf_counter()
+    stop = start + seconds
+    results = await asyncio.gather(
+        *(_connection(port, path, stop, latencies, errors) for _ in range(connections)), return_exceptions=True
+    )
+    failed = sum(1 for r in results if isinstance(r, BaseException))
+    return Load(len(latencies), len(errors) + failed, time.perf_counter() - start, latencies)
+
+
+def load(port: int, path: str, *, connections: int, seconds: float) -> Load:
+    return asyncio.run(_load(port, path, connections, seconds))
+
+
+def measure(paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, connections: int) -> dict[str, float]:
+    """Median requests per second of each (app, path), servers taking turns round after round."""
+    rps: dict[str, list[float]] = {name: [] for name in paths}
+    apps = {app for app, _ in paths.values()}
+    with contextlib.ExitStack() as stack:
+        ports = {app: stack.enter_context(server(app)) for app in sorted(apps)}
+        for name, (app, path) in paths.items():  # warm-up: templates, imports, caches
+            load(ports[app], path, connections=connections, seconds=0.5)
+        for _ in range(rounds):
+            for name, (app, path) in paths.items():
+                rps[name].append(load(ports[app], path, connections=connections, seconds=seconds).rps)
+    return {name: statistics.median(values) for name, values in rps.items()}
+
+
+def load_test(path: str, *, connections: int, seconds: float) -> Load:
+    with server(DPSCALE_APP) as port:
+        return load(port, path, connections=connections, seconds=seconds)
