@@ -113,7 +113,7 @@ def measure(paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, c
     apps = {app for app, _ in paths.values()}
     with contextlib.ExitStack() as stack:
         ports = {app: stack.enter_context(server(app)) for app in sorted(apps)}
-        for name, (app, path) in paths.items():  # warm-up: templates, imports, caches
+        for app, path in paths.values():  # warm-up: templates, imports, caches
             load(ports[app], path, connections=connections, seconds=0.5)
         for _ in range(rounds):
             for name, (app, path) in paths.items():
