@@ -40,3 +40,28 @@ def test_format_percent(x: float, lang: Lang, text: str) -> None:
 
 def test_exact_keeps_every_digit() -> None:
     assert format_number(0.1 + 0.2, "en", exact=True) == "0.30000000000000004"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "fr", "en"),
+    [
+        (0.25, "0,25\u202fs", "0.25 sec"),
+        (61, "1\u00a0min 1\u202fs", "1 min 1 sec"),
+        (11127, "3\u202fh 5\u00a0min", "3 hr 5 min"),
+        (86400 * 3 + 3600 * 4.4, "3\u202fj 4\u202fh", "3 days 4 hr"),
+        (3600, "1\u202fh", "1 hr"),
+    ],
+)
+def test_format_duration(seconds: float, fr: str, en: str) -> None:
+    from dpscale.format import format_duration
+
+    assert format_duration(seconds, "fr") == fr
+    assert format_duration(seconds, "en") == en
+
+
+def test_format_money_and_energy() -> None:
+    from dpscale.format import format_energy, format_money
+
+    assert format_money(308.6, "USD", "en") == "$308.60"
+    assert format_money(308.6, "EUR", "fr") == "308,60\u00a0€"
+    assert format_energy(1234.56, "en") == "1,234.6 kWh"

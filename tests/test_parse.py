@@ -125,3 +125,31 @@ def test_parse_format_round_trip(lang: Lang, x: float) -> None:
 def test_percent_round_trip(lang: Lang, pct: int) -> None:
     fraction = pct / 1000
     assert math.isclose(parse_efficiency(format_percent(fraction, lang), lang), fraction, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "seconds"),
+    [
+        ("14 d", "en", 14 * 86400),
+        ("36h", "en", 36 * 3600),
+        ("90 min", "en", 5400),
+        ("1,5 j", "fr", 1.5 * 86400),
+        ("2 semaines", "fr", 14 * 86400),
+        ("120 ms", "en", 0.12),
+        ("2 weeks", "en", 14 * 86400),
+    ],
+)
+def test_parse_duration(text: str, lang: str, seconds: float) -> None:
+    from dpscale.parse import parse_duration
+
+    assert parse_duration(text, lang, field="deadline") == pytest.approx(seconds)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["10", "soon", "-3 h", "3 kg", "", "1.5 j"])
+def test_parse_duration_refuses(text: str) -> None:
+    from dpscale.parse import parse_duration
+
+    with pytest.raises(InvalidInput) as caught:
+        parse_duration(text, "en", field="deadline")
+    assert caught.value.field == "deadline"
+    assert "duration with its unit" in caught.value.accepted

@@ -10,15 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpscale import scaling
+from dpscale import pipeline, scaling
 from dpscale.errors import InvalidInput, MissingExtra
-from dpscale.format import format_number
+from dpscale.format import format_number, format_percent
 from dpscale.i18n import Lang, translation
 
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["save_chart", "scaling_chart", "scaling_chart_points", "to_svg"]
+__all__ = ["save_chart", "scaling_chart", "scaling_chart_points", "schedule_chart", "to_svg"]
 
 MAX_POINTS = 256  # enough for a smooth line, few enough to render fast
 
@@ -88,6 +88,59 @@ def scaling_chart(s: scaling.Scaling, lang: Lang = "en") -> alt.LayerChart:
     chart: alt.LayerChart = (
         altair.layer(lines, point, text)
         .properties(width="container", height=300, title=title)
+        .configure_view(strokeWidth=0)
+    )
+    return chart
+
+
+def schedule_chart(b: pipeline.Bubble, lang: Lang = "en") -> alt.LayerChart:
+    """One step of a GPipe or 1F1B pipeline: stages down, time across, idle time left blank."""
+    altair = _altair()
+    _ = translation(lang).gettext
+    names = {"forward": _("forward"), "backward": _("backward")}
+    rows = [
+        {
+            "stage": _("stage %(n)s") % {"n": slot.stage + 1},
+            "start": slot.start,
+            "end": slot.end,
+            "phase": names[slot.phase],
+            "micro_batch": str(slot.micro_batch + 1),
+        }
+        for slot in pipeline.schedule(b.stages, b.micro_batches, b.schedule)
+    ]
+    stage_order = [_("stage %(n)s") % {"n": n + 1} for n in range(b.stages)]
+    x = altair.X("start:Q", title=_("Time (forward passes)"), scale=altair.Scale(domainMin=0, nice=False))
+    y = altair.Y("stage:N", title=None, sort=stage_order)
+    blocks = (
+        altair.Chart(altair.Data(values=rows))
+        .mark_bar(stroke="white", strokeWidth=1)
+        .encode(
+            x=x,
+            x2="end:Q",
+            y=y,
+            color=altair.Color(
+                "phase:N",
+                title=None,
+                scale=altair.Scale(domain=[names["forward"], names["backward"]], range=["#0b5cad", "#8a4baf"]),
+                legend=altair.Legend(orient="top"),
+            ),
+        )
+    )
+    labels = (
+        altair.Chart(altair.Data(values=rows))
+        .transform_calculate(middle="(datum.start + datum.end) / 2")
+        .mark_text(color="white", fontSize=11)
+        .encode(x="middle:Q", y=y, text="micro_batch:N")
+    )
+    title = _("%(schedule)s schedule: %(p)s stages, %(m)s micro-batches, bubble %(f)s") % {
+        "schedule": "GPipe" if b.schedule == "gpipe" else "1F1B",
+        "p": b.stages,
+        "m": b.micro_batches,
+        "f": format_percent(b.fraction, lang),
+    }
+    chart: alt.LayerChart = (
+        altair.layer(blocks, labels)
+        .properties(width="container", height=max(90, 34 * b.stages), title=title)
         .configure_view(strokeWidth=0)
     )
     return chart

@@ -14,7 +14,7 @@ from babel.numbers import format_percent as _babel_format_percent
 
 from dpscale.i18n import Lang
 
-__all__ = ["format_number", "format_percent", "format_speedup"]
+__all__ = ["format_duration", "format_energy", "format_money", "format_number", "format_percent", "format_speedup"]
 
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
 
@@ -30,11 +30,15 @@ def _parsed(pattern: str) -> NumberPattern:
     return parse_pattern(pattern)
 
 
-def _pattern(x: float, decimals: int) -> NumberPattern:
+def _pattern_text(x: float, decimals: int) -> str:
     # Small numbers keep four significant digits instead of rounding to 0.
     if x and abs(x) < 1:
         decimals = max(decimals, min(15, 3 - math.floor(math.log10(abs(x)))))
-    return _parsed("#,##0." + "#" * decimals if decimals else "#,##0")
+    return "#,##0." + "#" * decimals if decimals else "#,##0"
+
+
+def _pattern(x: float, decimals: int) -> NumberPattern:
+    return _parsed(_pattern_text(x, decimals))
 
 
 def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = _MAX_DECIMALS) -> str:
@@ -59,3 +63,43 @@ def format_speedup(speedup: float, lang: Lang) -> str:
     """57.6 → ``57,6 ×`` (fr, no-break space) or ``57.6×`` (en)."""
     number = format_number(speedup, lang)
     return f"{number}\u00a0×" if lang == "fr" else f"{number}×"
+
+
+_DURATION_UNITS = (("duration-day", 86_400), ("duration-hour", 3_600), ("duration-minute", 60), ("duration-second", 1))
+
+
+def format_duration(seconds: float, lang: Lang) -> str:
+    """A duration in its two largest units, rounded to the smaller: ``3 days 4 hr``, ``3 j 4 h``.
+
+    Under a minute it keeps decimals (``0.25 sec``); a run of weeks still reads in days.
+    """
+    from babel.units import format_unit
+
+    if seconds < 60:
+        pattern = _pattern_text(seconds, _MAX_DECIMALS)
+        return str(format_unit(seconds, "duration-second", "short", format=pattern, locale=_locale(lang)))
+    for i, (unit, size) in enumerate(_DURATION_UNITS[:-1]):
+        if seconds >= size:
+            small_unit, small_size = _DURATION_UNITS[i + 1]
+            total = round(seconds / small_size)
+            per = size // small_size
+            big, small = divmod(total, per)
+            parts = [format_unit(big, unit, "short", locale=_locale(lang))]
+            if small:
+                parts.append(format_unit(small, small_unit, "short", locale=_locale(lang)))
+            return " ".join(parts)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def format_money(amount: float, currency: str, lang: Lang) -> str:
+    """``$308.64`` (en), ``308,64 $US`` (fr): the locale's way of writing an amount."""
+    from babel.numbers import format_currency
+
+    return str(format_currency(amount, currency, locale=_locale(lang)))
+
+
+def format_energy(kwh: float, lang: Lang) -> str:
+    """Kilowatt-hours with the locale's unit symbol: ``1,234 kWh``, ``1 234 kWh``."""
+    from babel.units import format_unit
+
+    return str(format_unit(kwh, "energy-kilowatt-hour", "short", format="#,##0.#", locale=_locale(lang)))

@@ -7,18 +7,21 @@ refused with a hint, never guessed.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from babel import Locale
 from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbol
 from babel.numbers import parse_decimal as _babel_parse_decimal
 
 from dpscale import _validate
-from dpscale.errors import AmbiguousInput, InvalidInput
+from dpscale.errors import AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang, language_name
 
-__all__ = ["parse_count", "parse_efficiency", "parse_number"]
+__all__ = ["parse_count", "parse_duration", "parse_efficiency", "parse_number", "parse_quantity"]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
 _SPACES = (" ", "\u00a0", "\u202f", "\u2009")
@@ -99,3 +102,52 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> flo
 
 def _plain(number: Decimal) -> str:
     return format(number.normalize(), "f")
+
+
+# --- quantities with units (durations; bandwidths and sizes for predict), read with pint ---
+
+_NUMBER_THEN_UNIT = re.compile(r"^\s*([-+]?[\d\s\u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+# French words and symbols pint does not know, mapped to the names it does.
+_FRENCH_UNITS = {"j": "day", "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "an": "year"}
+
+
+@functools.cache
+def _registry() -> Any:
+    try:
+        import pint
+    except ImportError as exc:  # pragma: no cover - pint is a core dependency
+        raise MissingExtra("units", "units") from exc
+    return pint.UnitRegistry(cache_folder=None)
+
+
+def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: str) -> float:
+    """``text`` as a number followed by a unit that converts to ``unit`` (pint's notation), in ``unit``.
+
+    The number is read in ``lang`` with Babel (``1,5 j`` in French, ``1.5 d`` in English); the unit
+    by pint. A number without a unit is refused: ``10`` seconds or ``10`` hours is a guess.
+    """
+    if not isinstance(text, str):
+        raise InvalidInput(field, text, accepted)
+    match = _NUMBER_THEN_UNIT.match(text)
+    if not match or not match.group(2) or len(text) > 100:
+        raise InvalidInput(field, text, accepted)
+    number = float(parse_decimal(match.group(1), lang, field=field))
+    name = match.group(2)
+    name = _FRENCH_UNITS.get(name.lower(), name) if lang == "fr" else name
+    registry = _registry()
+    try:
+        quantity = registry.Quantity(number, registry.parse_units(name))
+        value = float(quantity.to(unit).magnitude)
+    except Exception as exc:  # pint raises several unrelated types for unknown or mismatched units
+        raise InvalidInput(field, text, accepted) from exc
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidInput(field, text, accepted)
+    return value
+
+
+def parse_duration(text: str, lang: Lang, *, field: str = "deadline") -> float:
+    """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks`` (``14 j`` in French)."""
+    examples = "14 j, 36 h or 90 min" if lang == "fr" else "14 d, 36 h or 90 min"
+    return parse_quantity(
+        text, lang, field=field, unit="second", accepted=f"a duration with its unit, such as {examples}"
+    )

@@ -73,6 +73,10 @@ class Scaling:
         _validate.positive("per_device_throughput", self.per_device_throughput)
         _validate.positive("efficiency", self.efficiency)
         _validate.finite_result("per_device_throughput", self.per_device_throughput, self.ideal_throughput)
+        if self.actual_throughput == 0:  # d·v·E below the smallest float: nothing can divide by it
+            raise InvalidInput(
+                "per_device_throughput", self.per_device_throughput, "a throughput large enough that d·v·E is above 0"
+            )
 
     @property
     def ideal_throughput(self) -> float:

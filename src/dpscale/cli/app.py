@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -122,11 +124,7 @@ def scale(
     if plot is not None:
         from dpscale.charts import save_chart, scaling_chart
 
-        try:
-            written = save_chart(scaling_chart(solution.scaling, language), plot, lang=language)
-        except OSError as exc:
-            raise InvalidInput("plot", plot, f"a path that can be written ({exc.strerror})") from exc
-        print(f"chart written to {written}", file=sys.stderr)
+        _save(plot, lambda: save_chart(scaling_chart(solution.scaling, language), plot, lang=language))
     if as_json:
         payload = solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
         print(json.dumps(payload, ensure_ascii=False))
@@ -134,6 +132,208 @@ def scale(
     from dpscale.cli.render import print_scaling
 
     print_scaling(solution, language)
+
+
+def _count(text: str | None, lang: Lang, field: str) -> int | None:
+    return None if text is None else parse_count(text, lang, field=field)
+
+
+def _number(text: str | None, lang: Lang, field: str) -> float | None:
+    return None if text is None else parse_number(text, lang, field=field)
+
+
+def _emit_json(payload: dict[str, object]) -> None:
+    print(json.dumps(payload, ensure_ascii=False))
+
+
+@app.command()
+def batch(
+    micro_batch: Annotated[str, typer.Argument(help="b, samples per device per micro-step (32).", show_default=False)],
+    accumulation: Annotated[
+        str | None, typer.Argument(help="k, gradient-accumulation steps [default: 1, or solved].", show_default=False)
+    ] = None,
+    devices: Annotated[
+        str | None, typer.Argument(help="d, data-parallel devices [default: 1, or solved].", show_default=False)
+    ] = None,
+    sequence_length: Annotated[
+        str | None, typer.Option("--sequence-length", "-L", help="L, tokens per sample: also give B in tokens.")
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="A global batch to reach: solves k (or d, with --solve devices)."),
+    ] = None,
+    solve: Annotated[str, typer.Option("--solve", help="With --target: accumulation or devices.")] = "accumulation",
+    base_lr: Annotated[
+        str | None, typer.Option("--base-lr", help="A learning rate tuned at --base-batch: scale it linearly.")
+    ] = None,
+    base_batch: Annotated[
+        str | None, typer.Option("--base-batch", help="The global batch --base-lr was tuned at.")
+    ] = None,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Effective (global) batch B = b·k·d of data parallelism with gradient accumulation.
+
+    dpscale batch 32 4 64
+
+    dpscale batch 32 1 64 --target 8192
+    """
+    from dpscale import batch as core
+    from dpscale.cli.render import print_batch
+
+    language = _lang(lang)
+    b = parse_count(micro_batch, language, field="micro_batch")
+    k = _count(accumulation, language, "accumulation")
+    d = _count(devices, language, "devices")
+    seq = _count(sequence_length, language, "sequence_length")
+    solution = None
+    if target is not None:
+        goal = parse_count(target, language, field="target_global_batch")
+        wanted = solve.strip().lower()
+        if wanted == "accumulation":
+            solution = core.accumulation_for(goal, b, d or 1, sequence_length=seq)
+        elif wanted == "devices":
+            solution = core.devices_for_batch(goal, b, k or 1, sequence_length=seq)
+        else:
+            raise InvalidInput("solve", solve, "accumulation or devices")
+        result = solution.batch
+    else:
+        result = core.effective_batch(b, k or 1, d or 1, sequence_length=seq)
+    lr = None
+    if (base_lr is None) != (base_batch is None):
+        raise InvalidInput("base_lr", base_lr or base_batch, "--base-lr and --base-batch given together")
+    if base_lr is not None and base_batch is not None:
+        lr = core.scaled_learning_rate(
+            parse_number(base_lr, language, field="base_lr"),
+            parse_count(base_batch, language, field="base_batch"),
+            result.global_batch,
+        )
+    if as_json:
+        payload = solution.to_dict() if solution is not None else result.to_dict()
+        _emit_json({**payload, "learning_rate": lr} if lr is not None else payload)
+        return
+    print_batch(solution, result, language, lr)
+
+
+@app.command()
+def bubble(
+    stages: Annotated[str, typer.Argument(help="p, pipeline stages (4).", show_default=False)],
+    micro_batches: Annotated[
+        str | None, typer.Argument(help="m, micro-batches per step (or give --max-bubble).", show_default=False)
+    ] = None,
+    schedule: Annotated[str, typer.Option("--schedule", "-s", help="1f1b, gpipe or interleaved.")] = "1f1b",
+    chunks: Annotated[str, typer.Option("--chunks", help="v, model chunks per device (interleaved).")] = "1",
+    micro_batch_time: Annotated[
+        str | None,
+        typer.Option("--time", help="Forward + backward time of one micro-batch on one stage (e.g. 120 ms)."),
+    ] = None,
+    max_bubble: Annotated[
+        str | None, typer.Option("--max-bubble", help="Find the fewest micro-batches with a bubble at most this (5%).")
+    ] = None,
+    plot: Annotated[
+        str | None, typer.Option("--plot", help="Save a picture of the schedule: .svg, .png, .json.")
+    ] = None,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Pipeline bubble (p−1)/(v·m + p − 1) for p stages and m micro-batches.
+
+    dpscale bubble 4 8
+
+    dpscale bubble 8 --max-bubble 5% --schedule interleaved --chunks 2
+    """
+    from dpscale import pipeline
+    from dpscale.cli.render import print_bubble
+    from dpscale.parse import parse_duration
+
+    language = _lang(lang)
+    p = parse_count(stages, language, field="stages")
+    v = parse_count(chunks, language, field="chunks")
+    if (micro_batches is None) == (max_bubble is None):
+        given = "neither" if micro_batches is None else f"{micro_batches} and --max-bubble {max_bubble}"
+        raise InvalidInput("micro_batches", given, "either m or --max-bubble, not both")
+    if max_bubble is not None:
+        found = pipeline.micro_batches_for(
+            p, parse_efficiency(max_bubble, language, field="max_bubble"), schedule=schedule, chunks=v
+        )
+        m = found.micro_batches
+    else:
+        m = parse_count(micro_batches or "", language, field="micro_batches")
+    t = None if micro_batch_time is None else parse_duration(micro_batch_time, language, field="time")
+    result = pipeline.bubble(p, m, schedule=schedule, chunks=v, micro_batch_time=t)
+    if plot is not None:
+        from dpscale.charts import save_chart, schedule_chart
+
+        _save(plot, lambda: save_chart(schedule_chart(result, language), plot, lang=language))
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    print_bubble(result, language)
+
+
+@app.command()
+def plan(
+    work: Annotated[
+        str,
+        typer.Option("--work", "-w", help="Samples (or tokens) to process: dataset size × epochs.", show_default=False),
+    ],
+    per_device: Annotated[str, typer.Option("--per-device", "-v", help="v, one device's throughput alone.")],
+    efficiency: Annotated[str, typer.Option("--efficiency", "-e", help="E: 90% or 0.9.")],
+    devices: Annotated[str | None, typer.Option("--devices", "-d", help="d; or give --deadline to find it.")] = None,
+    epochs: Annotated[str, typer.Option("--epochs", help="Passes over --work.")] = "1",
+    deadline: Annotated[
+        str | None, typer.Option("--deadline", help="Finish within this (14 d, 36 h): find the fewest devices.")
+    ] = None,
+    price: Annotated[str | None, typer.Option("--price", help="Price of one device-hour.")] = None,
+    currency: Annotated[str, typer.Option("--currency", help="ISO 4217 code of --price.")] = "USD",
+    watts: Annotated[str | None, typer.Option("--watts", help="Power of one device, for the energy.")] = None,
+    unit: Annotated[str, typer.Option("--unit", "-u", help="Throughput unit, for display.")] = "samples/s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Time, device-hours, cost and energy of a run; or the fewest devices for a deadline.
+
+    dpscale plan --work 1.28e9 --per-device 2000 --efficiency 90% --devices 64 --price 2.5
+
+    dpscale plan --work 1.28e9 --per-device 2000 --efficiency 90% --deadline 36h --price 2.5
+    """
+    from dpscale import plan as core
+    from dpscale.cli.render import print_deadline, print_plan
+    from dpscale.parse import parse_duration
+
+    language = _lang(lang)
+    w = parse_number(work, language, field="work") * parse_number(epochs, language, field="epochs")
+    v = parse_number(per_device, language, field="per_device_throughput")
+    e = parse_efficiency(efficiency, language)
+    money = {
+        "price_per_device_hour": _number(price, language, "price"),
+        "watts_per_device": _number(watts, language, "watts"),
+        "currency": currency,
+        "unit": unit,
+    }
+    if (devices is None) == (deadline is None):
+        given = "neither" if devices is None else f"--devices {devices} and --deadline {deadline}"
+        raise InvalidInput("devices", given, "either --devices or --deadline, not both")
+    if deadline is not None:
+        found = core.devices_for_deadline(w, parse_duration(deadline, language), v, e, **money)  # type: ignore[arg-type]
+        if as_json:
+            _emit_json(found.to_dict())
+            return
+        print_deadline(found, language)
+        return
+    result = core.plan(w, parse_count(devices or "", language, field="devices"), v, e, **money)  # type: ignore[arg-type]
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    print_plan(result, language)
+
+
+def _save(path: str, write: Callable[[], Path]) -> None:
+    try:
+        written = write()
+    except OSError as exc:
+        raise InvalidInput("plot", path, f"a path that can be written ({exc.strerror})") from exc
+    print(f"chart written to {written}", file=sys.stderr)
 
 
 @app.command()

@@ -6,8 +6,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from dpscale.format import format_number, format_percent, format_speedup
+from dpscale.batch import Batch, BatchSolution
+from dpscale.format import format_duration, format_energy, format_money, format_number, format_percent, format_speedup
 from dpscale.i18n import Lang, translation
+from dpscale.pipeline import Bubble
+from dpscale.plan import DeadlinePlan, Plan
 from dpscale.scaling import Solution
 
 
@@ -48,3 +51,110 @@ def print_scaling(solution: Solution, lang: Lang, console: Console | None = None
             ),
             highlight=False,
         )
+
+
+def print_rows(rows: list[tuple[str, str]], console: Console | None = None, notes: list[str] | None = None) -> None:
+    """A two-column table of labels and values, then any notes, one per line."""
+    table = Table(box=box.SIMPLE, show_header=False, show_edge=False, pad_edge=False)
+    table.add_column(justify="left")
+    table.add_column(justify="right")
+    for label, value in rows:
+        table.add_row(label, value)
+    out = console or Console(highlight=False)
+    out.print(table)
+    for note in notes or []:
+        out.print(note, highlight=False)
+
+
+def print_batch(solution: BatchSolution | None, batch: Batch, lang: Lang, lr: float | None = None) -> None:
+    _ = translation(lang).gettext
+    rows = [
+        (_("Micro-batch per device (b)"), format_number(batch.micro_batch, lang)),
+        (_("Accumulation steps (k)"), format_number(batch.accumulation, lang)),
+        (_("Data-parallel devices (d)"), format_number(batch.devices, lang)),
+        (_("Per-device batch (b·k)"), format_number(batch.per_device_batch, lang)),
+        (_("Global batch (B = b·k·d)"), format_number(batch.global_batch, lang)),
+    ]
+    if batch.global_batch_tokens is not None:
+        rows.append((_("Global batch in tokens (B·L)"), format_number(batch.global_batch_tokens, lang)))
+    if lr is not None:
+        rows.append((_("Learning rate, linear scaling rule"), format_number(lr, lang, decimals=6)))
+    notes = []
+    if solution is not None and not solution.exact:
+        notes.append(
+            _("Target {target}: the nearest whole number gives {batch}, {diff} above it.").format(
+                target=format_number(solution.target_global_batch, lang),
+                batch=format_number(batch.global_batch, lang),
+                diff=format_number(solution.difference, lang),
+            )
+        )
+    print_rows(rows, notes=notes)
+
+
+def print_bubble(b: Bubble, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    rows = [
+        (_("Pipeline stages (p)"), format_number(b.stages, lang)),
+        (_("Micro-batches per step (m)"), format_number(b.micro_batches, lang)),
+        (_("Schedule"), b.schedule + (f" (v = {b.chunks})" if b.schedule == "interleaved" else "")),
+        (_("Bubble, share of the step"), format_percent(b.fraction, lang, decimals=2)),
+        (_("Bubble, relative to useful time"), format_percent(b.overhead, lang, decimals=2)),
+        (_("Pipeline efficiency (1 − bubble)"), format_percent(b.efficiency, lang, decimals=2)),
+    ]
+    if b.step_time is not None and b.idle_time is not None:
+        rows.append((_("Step time"), format_duration(b.step_time, lang)))
+        rows.append((_("Idle time per step"), format_duration(b.idle_time, lang)))
+    if b.activations_in_flight is not None:
+        rows.append((_("Micro-batches of activations held (stage 1)"), format_number(b.activations_in_flight, lang)))
+    print_rows(rows)
+
+
+def plan_rows(p: Plan, lang: Lang) -> list[tuple[str, str]]:
+    _ = translation(lang).gettext
+    s = p.scaling
+    rows = [
+        (_("Work"), format_number(p.work, lang)),
+        (_("Devices (d)"), format_number(s.devices, lang)),
+        (_("Scaling efficiency (E)"), format_percent(s.efficiency, lang)),
+        (_("Actual throughput (A)"), f"{format_number(s.actual_throughput, lang)} {s.unit}"),
+        (_("Time to train"), format_duration(p.seconds, lang)),
+        (_("Device-hours"), format_number(p.device_hours, lang, decimals=1)),
+    ]
+    if p.cost is not None:
+        rows.append((_("Cost"), format_money(p.cost, p.currency, lang)))
+    if p.energy_kwh is not None:
+        rows.append((_("Energy (devices only)"), format_energy(p.energy_kwh, lang)))
+    return rows
+
+
+def print_plan(p: Plan, lang: Lang) -> None:
+    print_rows(plan_rows(p, lang))
+
+
+def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    out = Console(highlight=False)
+    out.print(
+        _("Fewest devices that finish within {deadline}: {devices}").format(
+            deadline=format_duration(dp.deadline_seconds, lang), devices=format_number(dp.plan.scaling.devices, lang)
+        )
+    )
+    print_rows(plan_rows(dp.plan, lang), out)
+    table = Table(box=box.SIMPLE, pad_edge=False, title=_("Cluster sizes compared"))
+    columns = [_("Devices"), _("Efficiency"), _("Time to train"), _("Device-hours")]
+    if dp.plan.cost is not None:
+        columns.append(_("Cost"))
+    for name in columns:
+        table.add_column(name, justify="right")
+    for option in dp.options:
+        cells = [
+            format_number(option.scaling.devices, lang),
+            format_percent(option.scaling.efficiency, lang),
+            format_duration(option.seconds, lang),
+            format_number(option.device_hours, lang, decimals=1),
+        ]
+        if option.cost is not None:
+            cells.append(format_money(option.cost, option.currency, lang))
+        marker = "[bold]" if option.scaling.devices == dp.plan.scaling.devices else ""
+        table.add_row(*(f"{marker}{c}[/bold]" if marker else c for c in cells))
+    out.print(table)

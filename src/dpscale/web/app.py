@@ -8,8 +8,6 @@ the user types by fetching the same results fragment the server renders.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -23,12 +21,19 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dpscale import scaling
+from dpscale import batch, pipeline, plan, scaling
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput
-from dpscale.format import format_number, format_percent, format_speedup
+from dpscale.format import (
+    format_duration,
+    format_energy,
+    format_money,
+    format_number,
+    format_percent,
+    format_speedup,
+)
 from dpscale.i18n import LANGUAGES, Lang, translation
-from dpscale.parse import parse_count, parse_efficiency, parse_number
+from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 
 HERE = Path(__file__).parent
 MAX_QUERY = 2048  # characters; longer query strings get 414
@@ -36,9 +41,10 @@ MAX_QUERY = 2048  # characters; longer query strings get 414
 # (far beyond any real cluster: a million devices, 10¹² samples/s each).
 MAX_DEVICES = 10**6
 MAX_THROUGHPUT = 1e12
-
-SEED = {"devices": "64", "per_device_throughput": "2 000", "efficiency": "90 %", "unit": "samples/s"}
-SEED_EN = {"devices": "64", "per_device_throughput": "2,000", "efficiency": "90%", "unit": "samples/s"}
+MIN_POSITIVE = 1e-6  # throughputs and efficiencies: so that d·v·E never underflows to 0
+MAX_COUNT = 10**6  # micro-batch sizes, accumulation steps, stages, micro-batches, sequence lengths
+MAX_WORK = 1e18  # samples or tokens: a thousand times today's largest token budgets
+MAX_SECONDS = 1e10  # about 300 years
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -55,6 +61,48 @@ class ScalingOut(BaseModel):
     speedup: float
     lost_throughput: float
     unit: str
+
+
+class BatchOut(BaseModel):
+    micro_batch: int
+    accumulation: int
+    devices: int
+    sequence_length: int | None
+    per_device_batch: int
+    global_batch: int
+    global_batch_tokens: int | None
+    learning_rate: float | None = None
+
+
+class BubbleOut(BaseModel):
+    stages: int
+    micro_batches: int
+    schedule: str
+    chunks: int
+    bubble_fraction: float
+    bubble_overhead: float
+    pipeline_efficiency: float
+    micro_batch_time: float | None
+    step_time: float | None
+    idle_time: float | None
+    activations_in_flight: int | None
+
+
+class PlanOut(ScalingOut):
+    work: float
+    seconds: float
+    device_hours: float
+    price_per_device_hour: float | None
+    cost: float | None
+    currency: str
+    watts_per_device: float | None
+    energy_kwh: float | None
+
+
+class DeadlineOut(BaseModel):
+    deadline_seconds: float
+    plan: PlanOut
+    options: list[PlanOut]
 
 
 class FieldError(BaseModel):
@@ -99,16 +147,6 @@ class SecurityHeaders:
         await app(scope, receive, send_wrapper)
 
 
-@dataclass(frozen=True)
-class Form:
-    """What the user typed, the language it is read in, and what came of it."""
-
-    lang: Lang
-    values: dict[str, str]
-    errors: dict[str, str]
-    result: scaling.Scaling | None
-
-
 def choose_lang(request: Request, lang: str | None) -> Lang:
     """?lang= first, then Accept-Language, then French (the seed's language)."""
     if lang in LANGUAGES:
@@ -121,40 +159,18 @@ def choose_lang(request: Request, lang: str | None) -> Lang:
     return chosen if chosen in LANGUAGES else "fr"
 
 
-def read_form(lang: Lang, query: dict[str, str]) -> Form:
-    given = any(k in query for k in ("devices", "per_device_throughput", "efficiency"))
-    values = {k: query.get(k, "") for k in SEED} if given else dict(SEED if lang == "fr" else SEED_EN)
-    values["unit"] = values["unit"] or "samples/s"
-    errors: dict[str, str] = {}
-    parsed: dict[str, Any] = {}
-    readers: dict[str, Callable[[str], float]] = {
-        "devices": lambda t: parse_count(t, lang, field="devices"),
-        "per_device_throughput": lambda t: parse_number(t, lang, field="per_device_throughput"),
-        "efficiency": lambda t: parse_efficiency(t, lang),
-    }
-    for field, read in readers.items():
-        text = values[field]
-        if not text.strip():
-            errors[field] = "empty"
-            continue
-        try:
-            parsed[field] = read(text)
-        except InvalidInput as exc:
-            errors[field] = exc.message
-    result = None
-    if not errors:
-        try:
-            result = scaling.scale(**parsed, unit=values["unit"])
-        except InvalidInput as exc:
-            errors[exc.field] = exc.message
-    return Form(lang, values, errors, result)
-
-
 @functools.lru_cache(maxsize=256)
-def _chart_svg(result: scaling.Scaling, lang: Lang) -> str:
+def _scaling_svg(result: scaling.Scaling, lang: Lang) -> str:
     from dpscale.charts import scaling_chart, to_svg
 
     return to_svg(scaling_chart(result, lang), lang=lang)
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule_svg(result: pipeline.Bubble, lang: Lang) -> str:
+    from dpscale.charts import schedule_chart, to_svg
+
+    return to_svg(schedule_chart(result, lang), lang=lang)
 
 
 def _env(lang: Lang) -> Environment:
@@ -198,66 +214,159 @@ def create_app() -> FastAPI:
     async def _invalid(request: Request, exc: InvalidInput) -> JSONResponse:
         return JSONResponse({"errors": [{"field": exc.field, "message": exc.message}]}, status_code=422)
 
+    bad_input: dict[int | str, dict[str, Any]] = {
+        422: {"model": ErrorsOut, "description": "A value out of range or unreadable"},
+        414: {"model": ErrorsOut, "description": "A query string over 2 048 characters"},
+    }
+
     @app.get(
         "/api/v1/scaling",
         response_model=ScalingOut,
-        responses={422: {"model": ErrorsOut, "description": "A value out of range or unreadable"}},
+        responses=bad_input,
         summary="Ideal and actual throughput and speedup",
     )
     async def api_scaling(
         devices: Annotated[int, Query(ge=1, le=MAX_DEVICES, description="d, number of devices (whole, ≥ 1)")],
         per_device_throughput: Annotated[
-            float, Query(gt=0, le=MAX_THROUGHPUT, description="v, one device's throughput alone (> 0)")
+            float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v, one device's throughput alone (> 0)")
         ],
-        efficiency: Annotated[float, Query(gt=0, le=1, description="E, scaling efficiency as a fraction (0 < E ≤ 1)")],
+        efficiency: Annotated[
+            float, Query(ge=MIN_POSITIVE, le=1, description="E, scaling efficiency as a fraction (0 < E ≤ 1)")
+        ],
         unit: Annotated[
             str, Query(min_length=1, max_length=40, pattern=r"\S", description="throughput unit label")
         ] = "samples/s",
     ) -> dict[str, Any]:
         return scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict()
 
-    def render(name: str, request: Request, lang: str | None, **extra: Any) -> HTMLResponse:
+    @app.get("/api/v1/batch", response_model=BatchOut, responses=bad_input, summary="Effective batch size")
+    async def api_batch(
+        micro_batch: Annotated[int, Query(ge=1, le=MAX_COUNT, description="b, samples per device per micro-step")],
+        accumulation: Annotated[int, Query(ge=1, le=MAX_COUNT, description="k, gradient-accumulation steps")] = 1,
+        devices: Annotated[int, Query(ge=1, le=MAX_DEVICES, description="d, data-parallel devices")] = 1,
+        sequence_length: Annotated[int | None, Query(ge=1, le=MAX_COUNT, description="L, tokens per sample")] = None,
+        base_learning_rate: Annotated[
+            float | None, Query(gt=0, le=1e6, description="η₀, tuned at base_batch; scaled linearly (Goyal et al.)")
+        ] = None,
+        base_batch: Annotated[int | None, Query(ge=1, le=MAX_COUNT * MAX_DEVICES, description="B₀")] = None,
+    ) -> dict[str, Any]:
+        result = batch.effective_batch(micro_batch, accumulation, devices, sequence_length=sequence_length)
+        if (base_learning_rate is None) != (base_batch is None):
+            raise InvalidInput("base_learning_rate", base_learning_rate, "base_learning_rate and base_batch together")
+        lr = None
+        if base_learning_rate is not None and base_batch is not None:
+            lr = batch.scaled_learning_rate(base_learning_rate, base_batch, result.global_batch)
+        return {**result.to_dict(), "learning_rate": lr}
+
+    @app.get("/api/v1/pipeline", response_model=BubbleOut, responses=bad_input, summary="Pipeline bubble")
+    async def api_pipeline(
+        stages: Annotated[int, Query(ge=1, le=MAX_COUNT, description="p, pipeline stages")],
+        micro_batches: Annotated[int, Query(ge=1, le=MAX_COUNT, description="m, micro-batches per step")],
+        schedule: Annotated[pipeline.Schedule, Query(description="1f1b, gpipe or interleaved")] = "1f1b",
+        chunks: Annotated[int, Query(ge=1, le=MAX_COUNT, description="v, model chunks per device (interleaved)")] = 1,
+        micro_batch_time: Annotated[
+            float | None, Query(gt=0, le=MAX_SECONDS, description="forward + backward of one micro-batch, seconds")
+        ] = None,
+    ) -> dict[str, Any]:
+        return pipeline.bubble(
+            stages, micro_batches, schedule=schedule, chunks=chunks, micro_batch_time=micro_batch_time
+        ).to_dict()
+
+    @app.get(
+        "/api/v1/plan",
+        response_model=PlanOut | DeadlineOut,
+        responses=bad_input,
+        summary="Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
+    )
+    async def api_plan(
+        work: Annotated[float, Query(gt=0, le=MAX_WORK, description="samples (or tokens) to process in all")],
+        per_device_throughput: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v")],
+        efficiency: Annotated[float, Query(ge=MIN_POSITIVE, le=1, description="E as a fraction")],
+        devices: Annotated[int | None, Query(ge=1, le=MAX_DEVICES, description="d (or give a deadline)")] = None,
+        deadline_seconds: Annotated[float | None, Query(gt=0, le=MAX_SECONDS)] = None,
+        price_per_device_hour: Annotated[float | None, Query(gt=0, le=1e6)] = None,
+        watts_per_device: Annotated[float | None, Query(gt=0, le=1e6)] = None,
+        currency: Annotated[str, Query(pattern="^[A-Za-z]{3}$")] = "USD",
+        unit: Annotated[str, Query(min_length=1, max_length=40, pattern=r"\S")] = "samples/s",
+    ) -> dict[str, Any]:
+        money: dict[str, Any] = {
+            "price_per_device_hour": price_per_device_hour,
+            "watts_per_device": watts_per_device,
+            "currency": currency,
+            "unit": unit,
+        }
+        if (devices is None) == (deadline_seconds is None):
+            raise InvalidInput("devices", devices, "either devices or deadline_seconds, not both")
+        if deadline_seconds is not None:
+            return plan.devices_for_deadline(
+                work, deadline_seconds, per_device_throughput, efficiency, **money
+            ).to_dict()
+        return plan.plan(work, devices or 1, per_device_throughput, efficiency, **money).to_dict()
+
+    def render(calc: Calculator, template: str, request: Request, lang: str | None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
-        form = read_form(chosen, dict(request.query_params))
+        form = read_form(calc, chosen, dict(request.query_params))
+        other = "en" if chosen == "fr" else "fr"
         page = (
             envs[chosen]
-            .get_template(name)
+            .get_template(template)
             .render(
+                calc=calc,
                 form=form,
                 lang=chosen,
-                other_lang="en" if chosen == "fr" else "fr",
-                switch_url="?" + urlencode({**form.values, "lang": "en" if chosen == "fr" else "fr"}),
-                chart_url="/chart/scaling.svg?" + urlencode({**form.values, "lang": chosen}),
-                num=lambda x: format_number(x, chosen),
-                pct=lambda x: format_percent(x, chosen),
+                other_lang=other,
+                switch_url="?" + urlencode({**form.values, "lang": other, "from": chosen}),
+                query=urlencode({**form.values, "lang": chosen}),
+                num=lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
+                pct=lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
                 times=lambda x: format_speedup(x, chosen),
+                dur=lambda x: format_duration(x, chosen),
+                money=lambda x, currency: format_money(x, currency, chosen),
+                kwh=lambda x: format_energy(x, chosen),
                 version=__version__,
-                **extra,
             )
         )
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
+    def page_route(calc: Calculator) -> None:
+        async def page(request: Request, lang: str | None = None) -> HTMLResponse:
+            return render(calc, f"{calc.name}.html", request, lang)
+
+        async def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
+            return render(calc, "fragment.html", request, lang)
+
+        app.add_api_route(calc.path, page, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
+        app.add_api_route(f"/fragment/{calc.name}", fragment, response_class=HTMLResponse, include_in_schema=False)
+
+    for calc in CALCULATORS.values():
+        page_route(calc)
+
+    def chart_form(name: str, request: Request, lang: str | None) -> tuple[Lang, Form]:
+        chosen = choose_lang(request, lang)
+        return chosen, read_form(CALCULATORS[name], chosen, dict(request.query_params))
+
+    def svg(text: str) -> Response:
+        return Response(text, media_type="image/svg+xml", headers={"cache-control": "public, max-age=3600"})
+
+    def form_errors(form: Form) -> JSONResponse:
+        errors = [{"field": k, "message": v} for k, v in form.errors.items()]
+        return JSONResponse({"errors": errors}, status_code=422)
+
     @app.get("/chart/scaling.svg", include_in_schema=False)
     def chart(request: Request, lang: str | None = None) -> Response:
-        chosen = choose_lang(request, lang)
-        form = read_form(chosen, dict(request.query_params))
+        chosen, form = chart_form("scaling", request, lang)
+        return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen))
+
+    @app.get("/chart/pipeline.svg", include_in_schema=False)
+    def pipeline_chart(request: Request, lang: str | None = None) -> Response:
+        chosen, form = chart_form("pipeline", request, lang)
         if form.result is None:
-            errors = [{"field": k, "message": v} for k, v in form.errors.items()]
-            return JSONResponse({"errors": errors}, status_code=422)
-        svg = _chart_svg(form.result, chosen)
-        return Response(svg, media_type="image/svg+xml", headers={"cache-control": "public, max-age=3600"})
+            return form_errors(form)
+        return svg(_schedule_svg(form.result, chosen))
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:
         return HTMLResponse(envs["en"].get_template("docs.html").render())
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def index(request: Request, lang: str | None = None) -> HTMLResponse:
-        return render("scaling.html", request, lang)
-
-    @app.get("/fragment/scaling", response_class=HTMLResponse, include_in_schema=False)
-    async def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
-        return render("scaling_fragment.html", request, lang)
 
     return app
 

@@ -34,18 +34,21 @@
     history.replaceState(null, "", "?" + qs);
     if (pending) pending.abort();
     pending = new AbortController();
-    fetch("/fragment/scaling?" + qs, { signal: pending.signal, headers: { Accept: "text/html" } })
+    fetch(form.getAttribute("data-fragment") + "?" + qs, { signal: pending.signal, headers: { Accept: "text/html" } })
       .then(function (response) { return response.text(); })
       .then(function (html) {
+        // The fragment holds the results, the worked example and every field's error, each by id.
         var doc = new DOMParser().parseFromString(html, "text/html");
-        ["results", "example", "devices-error", "per_device_throughput-error", "efficiency-error"].forEach(
-          function (id) { swap(doc, id); }
-        );
+        Array.prototype.forEach.call(doc.body.querySelectorAll(":scope > [id]"), function (el) { swap(doc, el.id); });
         document.dispatchEvent(new CustomEvent("dpscale:updated"));
       })
       .catch(function (err) { if (err.name !== "AbortError") console.error(err); });
   }
 
+  form.addEventListener("change", function () {
+    clearTimeout(timer);
+    timer = setTimeout(update, 120);
+  });
   form.addEventListener("input", function () {
     clearTimeout(timer);
     timer = setTimeout(update, 120);
@@ -61,6 +64,7 @@
     switcher.addEventListener("click", function () {
       var params = new URLSearchParams(new FormData(form));
       params.set("lang", switcher.getAttribute("hreflang"));
+      params.set("from", document.documentElement.lang);  // numbers are rewritten for the new language
       switcher.setAttribute("href", "?" + params.toString());
     });
   }

@@ -1,0 +1,258 @@
+"""The calculators' forms: which fields each page has, how their text is read, what is computed.
+
+A page's inputs live in its query string. Each field names the parser that reads it in the
+page's language and the example it is prefilled with; the core computes; the page renders
+whatever came out, errors by their fields. No arithmetic here: parse, call the core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dpscale import batch, pipeline, plan, scaling
+from dpscale.batch import Batch
+from dpscale.errors import InvalidInput
+from dpscale.format import format_number, format_percent
+from dpscale.i18n import LANGUAGES, Lang
+from dpscale.parse import parse_count, parse_duration, parse_efficiency, parse_number
+from dpscale.plan import DeadlinePlan, Plan
+
+__all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
+
+Reader = Callable[[str, Lang, str], Any]
+
+
+def _count(text: str, lang: Lang, field: str) -> int:
+    return parse_count(text, lang, field=field)
+
+
+def _number(text: str, lang: Lang, field: str) -> float:
+    return parse_number(text, lang, field=field)
+
+
+def _efficiency(text: str, lang: Lang, field: str) -> float:
+    return parse_efficiency(text, lang, field=field)
+
+
+def _duration(text: str, lang: Lang, field: str) -> float:
+    return parse_duration(text, lang, field=field)
+
+
+def _text(text: str, lang: Lang, field: str) -> str:
+    return text.strip()
+
+
+def _show_count(value: int, lang: Lang) -> str:
+    return format_number(value, lang)
+
+
+def _show_number(value: float, lang: Lang) -> str:
+    return format_number(value, lang, exact=True)
+
+
+def _show_efficiency(value: float, lang: Lang) -> str:
+    return format_percent(value, lang, decimals=6)
+
+
+# How a value read in one language is written again in the other (the language switch).
+_SHOW: dict[Reader, Callable[[Any, Lang], str]] = {
+    _count: _show_count,
+    _number: _show_number,
+    _efficiency: _show_efficiency,
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input: its reader, its prefilled example in French and in English, whether it may stay empty."""
+
+    read: Reader
+    fr: str
+    en: str
+    required: bool = True
+
+    def example(self, lang: Lang) -> str:
+        return self.fr if lang == "fr" else self.en
+
+
+@dataclass(frozen=True)
+class Form:
+    """What the user typed, the language it is read in, and what came of it."""
+
+    lang: Lang
+    values: dict[str, str]
+    errors: dict[str, str]
+    result: Any
+
+
+@dataclass(frozen=True)
+class Calculator:
+    name: str
+    path: str
+    fields: dict[str, Field]
+    compute: Callable[[dict[str, Any]], Any]
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
+
+
+def translate_values(calc: Calculator, values: dict[str, str], source: Lang, target: Lang) -> dict[str, str]:
+    """The values typed in ``source``'s way rewritten in ``target``'s (``2,5`` → ``2.5``); others kept."""
+    out = dict(values)
+    for name, field in calc.fields.items():
+        show = _SHOW.get(field.read)
+        if show is None or not values[name].strip():
+            continue
+        with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
+            out[name] = show(field.read(values[name], source, name), target)
+    return out
+
+
+def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
+    """Read the query string of ``calc``'s page; with no input in it, the page's example.
+
+    ``from=fr|en`` in the query says the values were typed for the other language's page.
+    """
+    given = any(k in query for k in calc.fields)
+    values = {k: query.get(k, "") if given else f.example(lang) for k, f in calc.fields.items()}
+    source = query.get("from")
+    if given and source in LANGUAGES and source != lang:
+        values = translate_values(calc, values, source, lang)
+    errors: dict[str, str] = {}
+    parsed: dict[str, Any] = {}
+    for name, field in calc.fields.items():
+        text = values[name]
+        if not text.strip():
+            if field.required:
+                errors[name] = "empty"
+            parsed[name] = None
+            continue
+        try:
+            parsed[name] = field.read(text, lang, name)
+        except InvalidInput as exc:
+            errors[name] = exc.message
+    result = None
+    if not errors:
+        try:
+            result = calc.compute(parsed)
+        except InvalidInput as exc:
+            name = calc.aliases.get(exc.field, exc.field)
+            errors[name if name in calc.fields else next(iter(calc.fields))] = exc.message
+    return Form(lang, values, errors, result)
+
+
+def _scaling(v: dict[str, Any]) -> scaling.Scaling:
+    return scaling.scale(v["devices"], v["per_device_throughput"], v["efficiency"], unit=v["unit"] or "samples/s")
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    batch: Batch
+    learning_rate: float | None
+    base_learning_rate: float | None
+    base_batch: int | None
+    growth: tuple[Batch, ...]  # the same micro-batch and accumulation on more devices
+
+
+def _batch(v: dict[str, Any]) -> BatchResult:
+    result = batch.effective_batch(
+        v["micro_batch"], v["accumulation"], v["devices"], sequence_length=v["sequence_length"]
+    )
+    lr = None
+    if v["base_learning_rate"] is not None or v["base_batch"] is not None:
+        if v["base_learning_rate"] is None or v["base_batch"] is None:
+            missing = "base_learning_rate" if v["base_learning_rate"] is None else "base_batch"
+            raise InvalidInput(missing, "", "a value, since the other learning-rate field is filled")
+        lr = batch.scaled_learning_rate(v["base_learning_rate"], v["base_batch"], result.global_batch)
+    return BatchResult(result, lr, v["base_learning_rate"], v["base_batch"], batch.growth(result))
+
+
+def _pipeline(v: dict[str, Any]) -> pipeline.Bubble:
+    return pipeline.bubble(
+        v["stages"],
+        v["micro_batches"],
+        schedule=v["schedule"],
+        chunks=v["chunks"],
+        micro_batch_time=v["micro_batch_time"],
+    )
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    deadline: DeadlinePlan | None
+
+
+def _plan(v: dict[str, Any]) -> PlanResult:
+    money = {
+        "price_per_device_hour": v["price_per_device_hour"],
+        "watts_per_device": v["watts_per_device"],
+        "currency": (v["currency"] or "USD").upper(),
+        "unit": v["unit"] or "samples/s",
+    }
+    work = v["work"] * v["epochs"]
+    result = plan.plan(work, v["devices"], v["per_device_throughput"], v["efficiency"], **money)
+    deadline = None
+    if v["deadline"] is not None:
+        deadline = plan.devices_for_deadline(work, v["deadline"], v["per_device_throughput"], v["efficiency"], **money)
+    return PlanResult(result, deadline)
+
+
+CALCULATORS: dict[str, Calculator] = {
+    "scaling": Calculator(
+        "scaling",
+        "/",
+        {
+            "devices": Field(_count, "64", "64"),
+            "per_device_throughput": Field(_number, "2 000", "2,000"),
+            "efficiency": Field(_efficiency, "90 %", "90%"),
+            "unit": Field(_text, "samples/s", "samples/s", required=False),
+        },
+        _scaling,
+    ),
+    "batch": Calculator(
+        "batch",
+        "/batch",
+        {
+            "micro_batch": Field(_count, "32", "32"),
+            "accumulation": Field(_count, "4", "4"),
+            "devices": Field(_count, "64", "64"),
+            "sequence_length": Field(_count, "2 048", "2,048", required=False),
+            "base_learning_rate": Field(_number, "0,1", "0.1", required=False),
+            "base_batch": Field(_count, "256", "256", required=False),
+        },
+        _batch,
+    ),
+    "pipeline": Calculator(
+        "pipeline",
+        "/pipeline",
+        {
+            "stages": Field(_count, "4", "4"),
+            "micro_batches": Field(_count, "8", "8"),
+            "schedule": Field(_text, "1f1b", "1f1b"),
+            "chunks": Field(_count, "1", "1"),
+            "micro_batch_time": Field(_duration, "120 ms", "120 ms", required=False),
+        },
+        _pipeline,
+    ),
+    "plan": Calculator(
+        "plan",
+        "/plan",
+        {
+            "work": Field(_number, "1 281 167", "1,281,167"),
+            "epochs": Field(_number, "90", "90"),
+            "devices": Field(_count, "64", "64"),
+            "per_device_throughput": Field(_number, "2 000", "2,000"),
+            "efficiency": Field(_efficiency, "90 %", "90%"),
+            "unit": Field(_text, "samples/s", "samples/s", required=False),
+            "deadline": Field(_duration, "30 min", "30 min", required=False),
+            "price_per_device_hour": Field(_number, "2,5", "2.5", required=False),
+            "currency": Field(_text, "EUR", "USD", required=False),
+            "watts_per_device": Field(_number, "400", "400", required=False),
+        },
+        _plan,
+        aliases={"deadline_seconds": "deadline"},
+    ),
+}

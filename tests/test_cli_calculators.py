@@ -1,0 +1,119 @@
+"""`dpscale batch`, `dpscale bubble` and `dpscale plan`, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import NBSP, NNBSP, run
+
+
+def test_batch_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "batch", "32", "4", "64", "-L", "2048", "--base-lr", "0.1", "--base-batch", "256")
+    assert (code, err) == (0, "")
+    assert "8,192" in out
+    assert "16,777,216" in out
+    assert "3.2" in out
+
+
+def test_batch_solves_accumulation_and_devices(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "batch", "32", "1", "64", "--target", "10000")
+    assert code == 0
+    assert "Target 10,000: the nearest whole number gives 10,240, 240 above it." in out
+    code, out, _ = run(capsys, "batch", "32", "--target", "1000", "--solve", "devices", "--json")
+    payload = json.loads(out)
+    assert (payload["devices"], payload["global_batch"], payload["difference"]) == (32, 1024, 24)
+
+
+def test_batch_in_french(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "batch", "32", "4", "64", "--lang", "fr")
+    assert code == 0
+    assert f"8{NNBSP}192" in out
+    assert "Lot global" in out
+
+
+def test_bubble_table_json_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "bubble", "4", "8", "--time", "120 ms")
+    assert code == 0
+    assert "27.27%" in out
+    assert "1.32 sec" in out
+    code, out, err = run(capsys, "bubble", "4", "8", "--schedule", "gpipe", "--json", "--plot", str(tmp_path / "s.svg"))
+    assert code == 0
+    assert json.loads(out)["bubble_fraction"] == pytest.approx(3 / 11)
+    assert "<svg" in (tmp_path / "s.svg").read_text(encoding="utf-8")
+    assert "chart written" in err
+
+
+def test_bubble_finds_micro_batches(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "bubble", "8", "--max-bubble", "5%", "--schedule", "interleaved", "--chunks", "2", "--json"
+    )
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["micro_batches"] % 8 == 0
+    assert payload["bubble_fraction"] <= 0.05
+
+
+def test_plan_and_deadline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "plan",
+        "--work",
+        "1.28e9",
+        "--per-device",
+        "2000",
+        "-e",
+        "90%",
+        "-d",
+        "64",
+        "--price",
+        "2.5",
+        "--watts",
+        "700",
+    )
+    assert code == 0
+    assert "3 hr 5 min" in out
+    assert "$493.83" in out
+    assert "138.3 kWh" in out
+    code, out, _ = run(
+        capsys, "plan", "--work", "1.28e9", "--per-device", "2000", "-e", "90%", "--deadline", "36h", "--json"
+    )
+    payload = json.loads(out)
+    assert payload["plan"]["devices"] == 6
+    assert payload["plan"]["seconds"] <= 36 * 3600
+
+
+def test_plan_in_french(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "plan", "--work", "1,28e9", "--per-device", "2 000", "-e", "90 %", "--deadline", "1,5 j", "--lang", "fr"
+    )
+    assert code == 0
+    assert f"1{NNBSP}j 12{NNBSP}h" in out or f"1{NBSP}j 12{NBSP}h" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "field"),
+    [
+        (["batch", "0"], "micro_batch"),
+        (["batch", "32", "--target", "1000", "--solve", "stages"], "solve"),
+        (["batch", "32", "--base-lr", "0.1"], "base_lr"),
+        (["bubble", "4"], "micro_batches"),
+        (["bubble", "4", "8", "--schedule", "zigzag"], "schedule"),
+        (["bubble", "4", "8", "--time", "120"], "time"),
+        (["plan", "--work", "1e9", "--per-device", "2000", "-e", "0.9"], "devices"),
+        (["plan", "--work", "1e9", "--per-device", "2000", "-e", "0.9", "--deadline", "soon"], "deadline"),
+        (["plan", "--work", "-1", "--per-device", "2000", "-e", "0.9", "-d", "8"], "work"),
+        (
+            ["plan", "--work", "1e9", "--per-device", "2000", "-e", "0.9", "-d", "8", "--currency", "dollars"],
+            "currency",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], field: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"error: {field}: ")
+    assert err.count("\n") == 1

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpscale import InvalidInput
+from dpscale.plan import devices_for_deadline, plan
+
+IMAGENET = 1_281_167  # training images in ImageNet-1k (ILSVRC 2012)
+
+
+def test_time_cost_and_energy() -> None:
+    p = plan(IMAGENET * 90, 64, 2000, 0.9, price_per_device_hour=2.5, watts_per_device=400, currency="eur")
+    assert p.seconds == pytest.approx(IMAGENET * 90 / 115_200)
+    assert p.device_hours == pytest.approx(64 * p.seconds / 3600)
+    assert p.cost == pytest.approx(p.device_hours * 2.5)
+    assert p.energy_kwh == pytest.approx(p.device_hours * 0.4)
+    assert p.currency == "EUR"
+    assert p.to_dict()["actual_throughput"] == 115_200
+
+
+def test_optional_money_and_energy_stay_none() -> None:
+    p = plan(1e6, 8, 100, 0.5)
+    assert p.cost is None
+    assert p.energy_kwh is None
+
+
+@given(
+    work=st.floats(1e3, 1e12),
+    deadline=st.floats(60, 1e7),
+    v=st.floats(1, 1e5),
+    e=st.floats(0.05, 1.0),
+)
+def test_deadline_gives_the_fewest_devices(work: float, deadline: float, v: float, e: float) -> None:
+    if work / (10**6 * v * e) > deadline:  # a million devices are not enough
+        with pytest.raises(InvalidInput, match="deadline_seconds"):
+            devices_for_deadline(work, deadline, v, e)
+        return
+    found = devices_for_deadline(work, deadline, v, e)
+    d = found.plan.scaling.devices
+    assert found.plan.seconds <= deadline * (1 + 1e-12)
+    assert d == 1 or plan(work, d - 1, v, e).seconds > deadline
+    assert d == math.ceil(work / (deadline * v * e) - 1e-9) or d == math.ceil(work / (deadline * v * e))
+
+
+def test_deadline_with_a_falling_efficiency_curve() -> None:
+    def amdahl(n: int) -> float:  # 0.1 % serial: E(n) = 1 / (1 + 0.001·(n − 1))
+        return 1 / (1 + 0.001 * (n - 1))
+
+    found = devices_for_deadline(1e9, 3600, 2000, amdahl, price_per_device_hour=2)
+    d = found.plan.scaling.devices
+    assert found.plan.seconds <= 3600 < plan(1e9, d - 1, 2000, amdahl).seconds
+    costs = [o.cost for o in found.options]
+    assert costs == sorted(costs)  # more devices at a falling E: every doubling costs more
+    assert d in [o.scaling.devices for o in found.options]
+
+
+def test_unreachable_deadline_says_why() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        devices_for_deadline(1e9, 3600, 2000, lambda n: 1 / (1 + 0.01 * (n - 1)), max_devices=1024)
+    assert caught.value.field == "deadline_seconds"
+    assert "1024 devices" in caught.value.accepted
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: plan(0, 8, 100, 0.9), "work"),
+        (lambda: plan(1e6, 8, 100, 1.2), "efficiency"),
+        (lambda: plan(1e6, 8, 100, 0.9, price_per_device_hour=-1), "price_per_device_hour"),
+        (lambda: plan(1e6, 8, 100, 0.9, currency="dollars"), "currency"),
+        (lambda: plan(1e6, 8, 100, lambda n: 2.0), "efficiency"),
+        (lambda: devices_for_deadline(1e6, 0, 100, 0.9), "deadline_seconds"),
+    ],
+)
+def test_bad_input_names_the_field(call: object, field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        call()  # type: ignore[operator]
+    assert caught.value.field == field

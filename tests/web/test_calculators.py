@@ -1,0 +1,204 @@
+"""The sibling pages and their API endpoints through the test client."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dpscale.web.app import app
+from tests.web.test_app import NBSP, NNBSP, text_of
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(app)
+
+
+@pytest.mark.parametrize(
+    ("path", "fr_title", "en_title"),
+    [
+        ("/batch", "Taille de lot effective", "Effective batch size"),
+        ("/pipeline", "Bulle du parallélisme de pipeline", "Pipeline bubble"),
+        ("/plan", "Durée et coût d'un entraînement", "Time and cost of a training run"),
+    ],
+)
+def test_pages_in_both_languages_with_details(client: TestClient, path: str, fr_title: str, en_title: str) -> None:
+    fr = client.get(path)
+    en = client.get(path, params={"lang": "en"})
+    assert fr.status_code == en.status_code == 200
+    assert f"<h1>{fr_title}</h1>" in fr.text.replace("&#39;", "'")
+    assert f"<h1>{en_title}</h1>" in en.text
+    for page in (fr.text, en.text):
+        assert "<math" in page
+        assert page.count("<details") == 3
+        assert 'aria-current="page"' in page
+    assert "Questions fréquentes" in fr.text
+    assert "Frequently asked questions" in en.text
+
+
+def test_batch_results(client: TestClient) -> None:
+    r = client.get(
+        "/batch",
+        params={
+            "lang": "fr",
+            "micro_batch": "32",
+            "accumulation": "4",
+            "devices": "64",
+            "sequence_length": "2 048",
+            "base_learning_rate": "0,1",
+            "base_batch": "256",
+        },
+    )
+    assert text_of(r.text, "global_batch") == f"8{NNBSP}192"
+    assert text_of(r.text, "global_batch_tokens") == f"16{NNBSP}777{NNBSP}216"
+    assert text_of(r.text, "learning_rate") == "3,2"
+    assert "η = 0,1 × 8" in r.text
+
+
+def test_batch_learning_rate_needs_both_fields(client: TestClient) -> None:
+    r = client.get(
+        "/batch",
+        params={
+            "lang": "en",
+            "micro_batch": "32",
+            "accumulation": "1",
+            "devices": "8",
+            "base_learning_rate": "0.1",
+            "base_batch": "",
+        },
+    )
+    assert 'id="placeholder"' in r.text
+    assert "base_batch: got" in r.text
+
+
+def test_pipeline_results_and_chart(client: TestClient) -> None:
+    query = {
+        "lang": "en",
+        "stages": "4",
+        "micro_batches": "8",
+        "schedule": "gpipe",
+        "chunks": "1",
+        "micro_batch_time": "120 ms",
+    }
+    r = client.get("/pipeline", params=query)
+    assert text_of(r.text, "bubble") == "27.27%"
+    assert text_of(r.text, "step_time") == "1.32 sec"
+    assert text_of(r.text, "activations") == "8"
+    assert "/chart/pipeline.svg?" in r.text
+    svg = client.get("/chart/pipeline.svg", params=query)
+    assert svg.status_code == 200
+    assert svg.headers["content-type"].startswith("image/svg+xml")
+    assert "GPipe" in svg.text
+    bad = client.get("/chart/pipeline.svg", params={**query, "stages": "0"})
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["field"] == "stages"
+
+
+def test_pipeline_interleaved_needs_a_multiple(client: TestClient) -> None:
+    r = client.get(
+        "/pipeline",
+        params={"lang": "en", "stages": "4", "micro_batches": "6", "schedule": "interleaved", "chunks": "2"},
+    )
+    assert "a multiple of the 4 stages" in r.text
+
+
+def test_plan_results_and_deadline_table(client: TestClient) -> None:
+    r = client.get("/plan", params={"lang": "fr"})  # the page's own example: ImageNet, 90 epochs
+    assert text_of(r.text, "time") == f"16{NBSP}min 41{NNBSP}s"
+    assert "€" in text_of(r.text, "cost")
+    assert 'id="options"' in r.text
+    assert "Le moins d'appareils qui terminent en 30\xa0min : 36" in r.text
+
+
+def test_plan_deadline_error_is_on_its_field(client: TestClient) -> None:
+    r = client.get(
+        "/plan",
+        params={
+            "lang": "en",
+            "work": "1e12",
+            "epochs": "1",
+            "devices": "8",
+            "per_device_throughput": "1",
+            "efficiency": "50%",
+            "deadline": "1 min",
+        },
+    )
+    assert "deadline_seconds: got" in text_of(r.text, "deadline-error")
+
+
+def test_fragments_hold_results_and_every_error(client: TestClient) -> None:
+    r = client.get("/fragment/plan", params={"lang": "en"})
+    assert r.status_code == 200
+    for name in ("results", "example", "work-error", "deadline-error", "watts_per_device-error"):
+        assert f'id="{name}"' in r.text
+
+
+def test_nav_links_every_page(client: TestClient) -> None:
+    page = client.get("/", params={"lang": "en"}).text
+    for path in ("/batch?lang=en", "/pipeline?lang=en", "/plan?lang=en"):
+        assert f'href="{path}"' in page
+        assert client.get(path).status_code == 200
+
+
+def test_api_batch_pipeline_plan(client: TestClient) -> None:
+    b = client.get(
+        "/api/v1/batch",
+        params={"micro_batch": 32, "accumulation": 4, "devices": 64, "base_learning_rate": 0.1, "base_batch": 256},
+    )
+    assert b.json()["global_batch"] == 8192
+    assert b.json()["learning_rate"] == 3.2
+    p = client.get(
+        "/api/v1/pipeline", params={"stages": 8, "micro_batches": 16, "schedule": "interleaved", "chunks": 2}
+    )
+    assert p.json()["bubble_fraction"] == pytest.approx(7 / 39)
+    plan = client.get(
+        "/api/v1/plan",
+        params={"work": 1.28e9, "per_device_throughput": 2000, "efficiency": 0.9, "deadline_seconds": 129600},
+    )
+    assert plan.json()["plan"]["devices"] == 6
+    assert [o["devices"] for o in plan.json()["options"]] == [2, 4, 6, 8, 16]
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/api/v1/batch", {"micro_batch": 0}, "micro_batch"),
+        ("/api/v1/batch", {"micro_batch": 8, "base_batch": 256}, "base_learning_rate"),
+        ("/api/v1/pipeline", {"stages": 4, "micro_batches": 8, "chunks": 2}, "chunks"),
+        ("/api/v1/pipeline", {"stages": 4, "micro_batches": 8, "schedule": "zigzag"}, "schedule"),
+        ("/api/v1/plan", {"work": 1e9, "per_device_throughput": 2000, "efficiency": 0.9}, "devices"),
+        (
+            "/api/v1/plan",
+            {"work": 1e9, "per_device_throughput": 1, "efficiency": 0.9, "deadline_seconds": 1},
+            "deadline_seconds",
+        ),
+    ],
+)
+def test_api_bad_input_is_a_422_naming_the_field(
+    client: TestClient, path: str, params: dict[str, object], field: str
+) -> None:
+    r = client.get(path, params=params)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["field"] == field
+
+
+def test_language_switch_rewrites_numbers(client: TestClient) -> None:
+    query = {
+        "lang": "fr",
+        "from": "en",
+        "work": "1,281,167",
+        "epochs": "90",
+        "devices": "64",
+        "per_device_throughput": "2,000",
+        "efficiency": "90%",
+        "price_per_device_hour": "2.5",
+        "currency": "EUR",
+    }
+    r = client.get("/plan", params=query)
+    assert f'value="1{NNBSP}281{NNBSP}167"' in r.text
+    assert 'value="2,5"' in r.text
+    assert f'value="90{NBSP}%"' in r.text
+    assert text_of(r.text, "time") == f"16{NBSP}min 41{NNBSP}s"
+    unreadable = client.get("/plan", params={**query, "price_per_device_hour": "2.5.1"})
+    assert 'value="2.5.1"' in unreadable.text  # left as typed, with its error
+    assert "price_per_device_hour: got" in unreadable.text
