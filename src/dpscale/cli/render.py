@@ -6,12 +6,16 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from dpscale.batch import Batch, BatchSolution
+from typing import TYPE_CHECKING
+
 from dpscale.format import format_duration, format_energy, format_money, format_number, format_percent, format_speedup
 from dpscale.i18n import Lang, translation
-from dpscale.pipeline import Bubble
-from dpscale.plan import DeadlinePlan, Plan
-from dpscale.scaling import Solution
+
+if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
+    from dpscale.batch import Batch, BatchSolution
+    from dpscale.pipeline import Bubble
+    from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.scaling import Solution
 
 
 def print_scaling(solution: Solution, lang: Lang, console: Console | None = None) -> None:
