@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
-
-from typing import TYPE_CHECKING
 
 from dpscale.format import format_duration, format_energy, format_money, format_number, format_percent, format_speedup
 from dpscale.i18n import Lang, translation
