@@ -1,0 +1,4 @@
+"""Predicting scaling efficiency from the hardware, the model and the batch (in progress).
+
+Only the collective-communication costs have landed so far (:mod:`dpscale.predict.collectives`).
+"""
