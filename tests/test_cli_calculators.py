@@ -117,3 +117,90 @@ def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], ar
     assert out == ""
     assert err.startswith(f"error: {field}: ")
     assert err.count("\n") == 1
+
+
+PREDICT = ["predict", "--devices", "8,64", "--per-device", "938", "--batch", "256", "--params", "25.6M"]
+
+
+def test_predict_table_and_levers(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *PREDICT, "--intra", "nvlink3", "--inter", "ib-hdr", "--nics", "4")
+    assert (code, err) == (0, "")
+    assert "96%" in out
+    assert "Levers at 64 devices, best first" in out
+    assert "balance the load: no step-time variation" in out
+
+
+def test_predict_json_with_numbers_and_units(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        *PREDICT,
+        "--intra-bw",
+        "300GB/s",
+        "--inter-bw",
+        "100Gb/s",
+        "--inter-latency",
+        "10us",
+        "--algorithm",
+        "ring",
+        "--no-overlap",
+        "--bucket",
+        "25MB",
+        "--jitter",
+        "0",
+        "--json",
+    )
+    assert code == 0
+    payload = json.loads(out)
+    rows = payload["predictions"]
+    assert [r["devices"] for r in rows] == [8, 64]
+    assert rows[0]["step_time"]["straggler_wait"] == 0
+    assert rows[1]["step_time"]["exposed_communication"] == pytest.approx(rows[1]["step_time"]["communication"])
+    assert payload["assumptions"]["inter"]["bandwidth"] == 12.5e9
+    assert payload["assumptions"]["buckets"] == 5  # 102.4 MB in 25 MB buckets
+    assert {lever["name"] for lever in payload["levers"]} >= {"overlap", "batch"}
+
+
+def test_predict_range_in_french(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(
+        capsys,
+        "predict",
+        "-d",
+        "1..1024",
+        "-v",
+        "938",
+        "-b",
+        "256",
+        "-p",
+        "25,6M",
+        "--intra",
+        "nvlink3",
+        "--inter",
+        "ib-hdr",
+        "--no-levers",
+        "--lang",
+        "fr",
+    )
+    assert code == 0
+    assert f"1{NNBSP}024" in out
+    assert "100 %" in out.replace(NBSP, " ")
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ([], "intra_bw"),
+        (["--intra", "nvlink9"], "intra"),
+        (["--intra-bw", "300"], "intra_bw"),
+        (["--intra", "nvlink3", "--intra-bw", "300GB/s"], "intra_bandwidth"),
+        (["--intra", "nvlink3", "--algorithm", "butterfly"], "algorithm"),
+        (["--intra", "nvlink3", "--jitter", "150%"], "jitter"),
+        (["--intra", "nvlink3", "--bucket", "25"], "bucket"),
+        (["--intra", "nvlink3", "--inter-latency", "5us"], "inter_bandwidth"),
+    ],
+)
+def test_predict_bad_input(capsys: pytest.CaptureFixture[str], extra: list[str], field: str) -> None:
+    code, _out, err = run(capsys, *PREDICT, *extra)
+    assert code == 2
+    assert err.startswith(f"error: {field}: ")
+    assert err.count("\n") == 1

@@ -18,7 +18,9 @@ from dpscale.i18n import Lang, translation
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["save_chart", "scaling_chart", "scaling_chart_points", "schedule_chart", "to_svg"]
+    from dpscale.predict.model import Prediction
+
+__all__ = ["prediction_chart", "save_chart", "scaling_chart", "scaling_chart_points", "schedule_chart", "to_svg"]
 
 MAX_POINTS = 256  # enough for a smooth line, few enough to render fast
 
@@ -146,6 +148,94 @@ def schedule_chart(b: pipeline.Bubble, lang: Lang = "en") -> alt.LayerChart:
     return chart
 
 
+def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
+    """E(n) and A(n) against the seed's constant E, and where each step's time goes."""
+    altair = _altair()
+    _ = translation(lang).gettext
+    v = p.workload.per_device_throughput
+    # The seed's assumption: E measured at one size (the first above 1 device) held at every size.
+    first = next((i for i, n in enumerate(p.devices) if n > 1), 0)
+    reference = float(p.efficiency[first])
+    ref_n = int(p.devices[first])
+    names = {
+        "predicted": _("predicted"),
+        "constant": _("constant E (measured at %(n)s)") % {"n": format_number(ref_n, lang)},
+        "ideal": _("ideal"),
+    }
+    rows = []
+    for i, n in enumerate(p.devices):
+        rows += [
+            {
+                "devices": int(n),
+                "series": names["predicted"],
+                "efficiency": float(p.efficiency[i]),
+                "throughput": float(p.actual_throughput[i]),
+            },
+            {
+                "devices": int(n),
+                "series": names["constant"],
+                "efficiency": reference,
+                "throughput": int(n) * v * reference,
+            },
+            {"devices": int(n), "series": names["ideal"], "efficiency": 1.0, "throughput": int(n) * v},
+        ]
+    domain = [names["predicted"], names["constant"], names["ideal"]]
+    colour = altair.Color(
+        "series:N",
+        title=None,
+        scale=altair.Scale(domain=domain, range=["#0b5cad", "#a40e26", "#8c959f"]),
+        legend=altair.Legend(orient="top"),
+    )
+    x = altair.X(
+        "devices:Q",
+        title=_("Devices"),
+        scale=altair.Scale(type="log", base=2)
+        if len(p.devices) > 2 and p.devices.max() / p.devices.min() >= 8
+        else altair.Scale(),
+    )
+    base = altair.Chart(altair.Data(values=rows)).mark_line(point=True, strokeWidth=2)
+    efficiency = base.encode(
+        x=x,
+        y=altair.Y(
+            "efficiency:Q", title=_("Scaling efficiency"), axis=altair.Axis(format="%"), scale=altair.Scale(zero=False)
+        ),
+        color=colour,
+    ).properties(width="container", height=220, title=_("Scaling efficiency E(n)"))
+    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=_("Throughput")), color=colour).properties(
+        width="container", height=220, title=_("Actual throughput A(n)")
+    )
+    terms = {"compute": _("compute"), "exposed": _("exposed communication"), "wait": _("straggler wait")}
+    bars = []
+    for i, n in enumerate(p.devices):
+        for key, value in (
+            ("compute", p.compute_time[i]),
+            ("exposed", p.exposed_communication[i]),
+            ("wait", p.straggler_wait[i]),
+        ):
+            bars.append(
+                {"devices": format_number(int(n), lang), "order": i, "term": terms[key], "ms": float(value) * 1000}
+            )
+    stacked = (
+        altair.Chart(altair.Data(values=bars))
+        .mark_bar()
+        .encode(
+            x=altair.X("devices:N", title=_("Devices"), sort=altair.EncodingSortField(field="order")),
+            y=altair.Y("ms:Q", title=_("Step time (ms)"), stack="zero"),
+            color=altair.Color(
+                "term:N",
+                title=None,
+                scale=altair.Scale(domain=list(terms.values()), range=["#8c959f", "#0b5cad", "#e0a100"]),
+                legend=altair.Legend(orient="top"),
+            ),
+        )
+        .properties(width="container", height=220, title=_("Where the step time goes"))
+    )
+    chart: alt.VConcatChart = (
+        altair.vconcat(efficiency, throughput, stacked).resolve_scale(color="independent").configure_view(strokeWidth=0)
+    )
+    return chart
+
+
 def _vlc() -> Any:
     try:
         import vl_convert
@@ -154,20 +244,20 @@ def _vlc() -> Any:
     return vl_convert
 
 
-def _spec(chart: alt.LayerChart, width: int) -> dict[str, Any]:
+def _spec(chart: alt.TopLevelMixin, width: int) -> dict[str, Any]:
     spec: dict[str, Any] = chart.to_dict()
     spec["width"] = width  # "container" has no meaning outside a page
     return spec
 
 
-def to_svg(chart: alt.LayerChart, *, lang: Lang = "en", width: int = 640) -> str:
+def to_svg(chart: alt.TopLevelMixin, *, lang: Lang = "en", width: int = 640) -> str:
     """The chart as an SVG document, numbers formatted in ``lang``."""
     vlc = _vlc()
     locale = "fr-FR" if lang == "fr" else "en-US"
     return str(vlc.vegalite_to_svg(_spec(chart, width), format_locale=locale))
 
 
-def save_chart(chart: alt.LayerChart, path: str | Path, *, lang: Lang = "en") -> Path:
+def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, lang: Lang = "en") -> Path:
     """Write the chart to ``path``: ``.svg``, ``.png`` or ``.json`` (the Vega-Lite spec)."""
     target = Path(path)
     suffix = target.suffix.lower()

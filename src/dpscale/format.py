@@ -14,7 +14,16 @@ from babel.numbers import format_percent as _babel_format_percent
 
 from dpscale.i18n import Lang
 
-__all__ = ["format_duration", "format_energy", "format_money", "format_number", "format_percent", "format_speedup"]
+__all__ = [
+    "format_duration",
+    "format_energy",
+    "format_milliseconds",
+    "format_money",
+    "format_number",
+    "format_percent",
+    "format_points",
+    "format_speedup",
+]
 
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
 
@@ -103,3 +112,21 @@ def format_energy(kwh: float, lang: Lang) -> str:
     from babel.units import format_unit
 
     return str(format_unit(kwh, "energy-kilowatt-hour", "short", format="#,##0.#", locale=_locale(lang)))
+
+
+def format_milliseconds(seconds: float, lang: Lang) -> str:
+    """A step-sized time in milliseconds, three significant digits: ``284 ms``, ``11.1 ms``, ``0.229 ms``."""
+    from babel.units import format_unit
+
+    ms = seconds * 1000
+    decimals = 0 if ms >= 100 else 1 if ms >= 10 else 2
+    return str(
+        format_unit(ms, "duration-millisecond", "short", format=_pattern_text(ms, decimals), locale=_locale(lang))
+    )
+
+
+def format_points(fraction: float, lang: Lang) -> str:
+    """A change of efficiency in percentage points, signed: ``+5.3``, ``−10,2``."""
+    text = format_decimal(abs(fraction) * 100, format=_parsed("0.0"), locale=_locale(lang))
+    sign = "+" if fraction > 0 else "−" if fraction < 0 else "±"
+    return f"{sign}{text}"

@@ -21,7 +21,17 @@ from dpscale import _validate
 from dpscale.errors import AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang, language_name
 
-__all__ = ["parse_count", "parse_duration", "parse_efficiency", "parse_number", "parse_quantity"]
+__all__ = [
+    "parse_bandwidth",
+    "parse_bytes",
+    "parse_count",
+    "parse_duration",
+    "parse_efficiency",
+    "parse_number",
+    "parse_quantity",
+    "parse_scaled_count",
+    "parse_seconds",
+]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
 _SPACES = (" ", "\u00a0", "\u202f", "\u2009")
@@ -151,3 +161,102 @@ def parse_duration(text: str, lang: Lang, *, field: str = "deadline") -> float:
     return parse_quantity(
         text, lang, field=field, unit="second", accepted=f"a duration with its unit, such as {examples}"
     )
+
+
+# Network people write bits as "b" (100Gb/s, 25 Gbps); pint reads "Gb" as a gilbert. Only the
+# spelling of the unit is changed here; pint still does the reading and the conversion.
+_BIT_RATE = re.compile(r"(?<=[kKMGTP])b(?=/s\b|ps\b)|(?<=[kKMGTP]i)b(?=/s\b|ps\b)")
+_PER_SECOND = re.compile(r"(?<=[bB])ps\b|(?<=bit)ps\b")
+
+
+def _bandwidth_unit(unit: str) -> str:
+    unit = _BIT_RATE.sub("bit", unit)
+    return _PER_SECOND.sub("/s", unit)
+
+
+def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
+    """Bytes per second from ``100Gb/s``, ``25 Gbps``, ``12.5GB/s``, ``300 GB/s``, ``1 Tbit/s``."""
+    accepted = "a bandwidth with its unit, such as 100Gb/s, 25 Gbps or 12.5GB/s (b: bits, B: bytes)"
+    match = _NUMBER_THEN_UNIT.match(text) if isinstance(text, str) else None
+    spelled = f"{match.group(1)} {_bandwidth_unit(match.group(2))}" if match else text
+    try:
+        return parse_quantity(spelled, lang, field=field, unit="byte / second", accepted=accepted)
+    except InvalidInput:
+        raise InvalidInput(field, text, accepted) from None
+
+
+def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
+    """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
+    return parse_quantity(text, lang, field=field, unit="byte", accepted="a size with its unit, such as 25MB or 25 MiB")
+
+
+def parse_seconds(text: str, lang: Lang, *, field: str) -> float:
+    """Seconds from ``5us``, ``10 µs``, ``0.3 ms``."""
+    return parse_quantity(
+        text, lang, field=field, unit="second", accepted="a time with its unit, such as 5us or 0.3 ms"
+    )
+
+
+_SI_COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def parse_scaled_count(text: str, lang: Lang, *, field: str) -> float:
+    """A count with an optional SI suffix, as model sizes are written: ``25.6M``, ``7B``, ``110e6``."""
+    accepted = "a number, optionally followed by k, M, B (billions) or T, such as 25.6M or 7B"
+    if not isinstance(text, str):
+        raise InvalidInput(field, text, accepted)
+    stripped = text.strip()
+    factor = 1.0
+    if stripped and stripped[-1] in _SI_COUNT:
+        factor = _SI_COUNT[stripped[-1]]
+        stripped = stripped[:-1].strip()
+    try:
+        value = float(parse_decimal(stripped, lang, field=field)) * factor
+    except InvalidInput:
+        raise InvalidInput(field, text, accepted) from None
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidInput(field, text, accepted)
+    return value
+
+
+MAX_DEVICE_LIST = 4096
+
+
+def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[int]:
+    """Device counts: ``8,16,64`` or ``8;16;64``, ``1..1024`` (the powers of two from 1 to 1024),
+    ``8..64+8`` (8 to 64 in steps of 8). Commas separate counts, so none is written with a thousands
+    comma (``1024``, not ``1,024``; a space, ``1 024``, is fine)."""
+    accepted = "counts such as 8,16,64, a range of powers of two such as 1..1024, or 8..64+8 for steps of 8"
+    if not isinstance(text, str) or not text.strip() or len(text) > 1000:
+        raise InvalidInput(field, text, accepted)
+    counts: list[int] = []
+    for part in re.split(r"[;,]", text):
+        part = part.strip()
+        if ".." in part:
+            low_text, _, rest = part.partition("..")
+            high_text, _, step_text = rest.partition("+")
+            low = parse_count(low_text, lang, field=field)
+            high = parse_count(high_text, lang, field=field)
+            if high < low:
+                raise InvalidInput(field, text, accepted)
+            if step_text:
+                step = parse_count(step_text, lang, field=field)
+                counts.extend(range(low, high + 1, step))
+            else:
+                n = low
+                while n < high:
+                    counts.append(n)
+                    n *= 2
+                counts.append(high)
+        else:
+            counts.append(parse_count(part, lang, field=field))
+        if len(counts) > MAX_DEVICE_LIST:
+            raise InvalidInput(field, text, f"at most {MAX_DEVICE_LIST} device counts")
+    return sorted(set(counts))
+
+
+def parse_variation(text: str, lang: Lang, *, field: str = "jitter") -> float:
+    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none."""
+    if isinstance(text, str) and text.strip().rstrip("%").strip() in ("0", "0.0", "0,0"):
+        return 0.0
+    return parse_efficiency(text, lang, field=field)

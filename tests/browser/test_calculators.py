@@ -63,7 +63,7 @@ def test_plan_works_with_javascript_off(browser: Any, server: str) -> None:
     assert page.locator("#time").inner_text() == "8 min 20 sec"
 
 
-@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan"])
+@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict"])
 def test_axe_finds_no_serious_violation(browser: Any, server: str, path: str) -> None:
     page = new_page(browser, bypass_csp=True)
     page.goto(f"{server}{path}?lang=fr")
@@ -73,8 +73,22 @@ def test_axe_finds_no_serious_violation(browser: Any, server: str, path: str) ->
     assert serious == [], json.dumps([(v["id"], v["help"], [n["target"] for n in v["nodes"]]) for v in serious])
 
 
-@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan"])
+@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict"])
 def test_phone_width(browser: Any, server: str, path: str) -> None:
     page = new_page(browser, viewport={"width": 360, "height": 740}, locale="fr-FR")
     page.goto(server + path)
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def test_predict_updates_and_draws(browser: Any, server: str) -> None:
+    page = new_page(browser, locale="en-US", bypass_csp=True)
+    page.goto(server + "/predict?lang=en")
+    before = page.locator("#predictions").inner_text()
+    page.select_option("#inter", "eth-10g")
+    page.wait_for_url(re.compile(r"inter=eth-10g"))
+    page.wait_for_function(f"document.querySelector('#predictions').innerText !== {json.dumps(before)}")
+    assert "double the network bandwidth between nodes" in page.locator("#levers").inner_text()
+    page.wait_for_function(
+        "document.querySelector('.chart img') && document.querySelector('.chart img').naturalWidth > 0"
+    )
+    assert page.errors == []

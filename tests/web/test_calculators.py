@@ -202,3 +202,77 @@ def test_language_switch_rewrites_numbers(client: TestClient) -> None:
     unreadable = client.get("/plan", params={**query, "price_per_device_hour": "2.5.1"})
     assert 'value="2.5.1"' in unreadable.text  # left as typed, with its error
     assert "price_per_device_hour: got" in unreadable.text
+
+
+PREDICT_QUERY = {
+    "lang": "en",
+    "devices": "8,64",
+    "per_device_throughput": "938",
+    "batch": "256",
+    "params": "25.6M",
+    "grad_bytes": "4",
+    "accumulation": "1",
+    "devices_per_node": "8",
+    "intra": "nvlink3",
+    "intra_bandwidth": "",
+    "inter": "ib-hdr",
+    "inter_bandwidth": "",
+    "nics": "4",
+    "algorithm": "auto",
+    "overlap": "on",
+    "jitter": "2%",
+}
+
+
+def test_predict_page_table_chart_and_levers(client: TestClient) -> None:
+    r = client.get("/predict", params=PREDICT_QUERY)
+    assert r.status_code == 200
+    assert 'id="predictions"' in r.text
+    assert 'id="levers"' in r.text
+    assert "<td>96%</td>" in r.text
+    assert "balance the load: no step-time variation" in r.text
+    chart = client.get("/chart/predict.svg", params=PREDICT_QUERY)
+    assert chart.status_code == 200
+    assert "<svg" in chart.text
+    assert "Where the step time goes" in chart.text
+
+
+def test_predict_page_in_french_by_default(client: TestClient) -> None:
+    r = client.get("/predict")
+    assert "<h1>Efficacité de mise à l&#39;échelle prédite</h1>" in r.text or "prédite</h1>" in r.text
+    assert "équilibrer la charge" in r.text
+
+
+def test_predict_page_errors_by_field(client: TestClient) -> None:
+    r = client.get("/predict", params={**PREDICT_QUERY, "intra": "", "params": "lots"})
+    assert "params: got" in text_of(r.text, "params-error")
+    r = client.get(
+        "/predict",
+        params={**PREDICT_QUERY, "intra": "", "intra_bandwidth": "300 GB/s", "inter": "", "inter_bandwidth": "100Gb/s"},
+    )
+    assert 'id="predictions"' in r.text
+
+
+def test_api_predict(client: TestClient) -> None:
+    r = client.get(
+        "/api/v1/predict",
+        params={
+            "devices": [1, 8, 64],
+            "per_device_throughput": 938,
+            "batch": 256,
+            "params": 25.6e6,
+            "intra": "nvlink3",
+            "inter": "ib-hdr",
+            "nics": 4,
+        },
+    )
+    assert r.status_code == 200
+    rows = r.json()["predictions"]
+    assert [row["devices"] for row in rows] == [1, 8, 64]
+    assert rows[0]["efficiency"] == 1.0
+    assert r.json()["levers"]
+    bad = client.get(
+        "/api/v1/predict", params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 25.6e6}
+    )
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["field"] == "intra_bandwidth"

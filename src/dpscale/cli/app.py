@@ -328,6 +328,111 @@ def plan(
     print_plan(result, language)
 
 
+@app.command()
+def predict(
+    devices: Annotated[
+        str,
+        typer.Option("--devices", "-d", help="Device counts: 8,16,64 or a range, 1..1024 (powers of two) or 8..64+8."),
+    ],
+    per_device: Annotated[str, typer.Option("--per-device", "-v", help="v: one device's throughput alone, samples/s.")],
+    batch: Annotated[str, typer.Option("--batch", "-b", help="Per-device micro-batch, in the unit of --per-device.")],
+    params: Annotated[str, typer.Option("--params", "-p", help="Parameters: 25.6M, 7B.")],
+    grad_bytes: Annotated[
+        str, typer.Option("--grad-bytes", help="Bytes per gradient value (4: fp32, 2: fp16/bf16).")
+    ] = "4",
+    accumulation: Annotated[str, typer.Option("--accumulation", "-k", help="Gradient-accumulation micro-steps.")] = "1",
+    devices_per_node: Annotated[str, typer.Option("--devices-per-node", "-g", help="Devices in one node.")] = "8",
+    intra: Annotated[
+        str | None, typer.Option("--intra", help="Preset of the link inside a node: nvlink3, pcie4, ...")
+    ] = None,
+    intra_bw: Annotated[
+        str | None, typer.Option("--intra-bw", help="Per-device bandwidth inside a node: 300GB/s.")
+    ] = None,
+    intra_latency: Annotated[str | None, typer.Option("--intra-latency", help="Latency inside a node: 3us.")] = None,
+    intra_efficiency: Annotated[
+        str | None, typer.Option("--intra-efficiency", help="Share of the bandwidth reached: 80%.")
+    ] = None,
+    inter: Annotated[
+        str | None, typer.Option("--inter", help="Preset of the network between nodes: ib-hdr, eth-100g, ...")
+    ] = None,
+    inter_bw: Annotated[
+        str | None, typer.Option("--inter-bw", help="Network bandwidth per node: 12.5GB/s, 100Gb/s.")
+    ] = None,
+    inter_latency: Annotated[str | None, typer.Option("--inter-latency", help="Network latency: 10us.")] = None,
+    inter_efficiency: Annotated[
+        str | None, typer.Option("--inter-efficiency", help="Share of the bandwidth reached.")
+    ] = None,
+    nics: Annotated[str, typer.Option("--nics", help="Network cards per node, with --inter.")] = "1",
+    algorithm: Annotated[str, typer.Option("--algorithm", help="auto, ring, tree or hierarchical.")] = "auto",
+    no_overlap: Annotated[
+        bool, typer.Option("--no-overlap", help="All-reduce after the backward pass, not during it.")
+    ] = False,
+    bucket: Annotated[str, typer.Option("--bucket", help="DDP bucket size.")] = "25MiB",
+    jitter: Annotated[str, typer.Option("--jitter", help="Step-time variation across ranks: 2% or 0.02.")] = "2%",
+    show_levers: Annotated[
+        bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")
+    ] = True,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Predict the scaling efficiency E(n) from the interconnect, the gradient size and the batch.
+
+    dpscale predict --devices 8,16,64 --per-device 938 --batch 256 --params 25.6M --intra nvlink3 --inter ib-hdr
+    """
+    from dpscale.cli.render import print_prediction
+    from dpscale.parse import (
+        parse_bandwidth,
+        parse_bytes,
+        parse_device_list,
+        parse_scaled_count,
+        parse_seconds,
+        parse_variation,
+    )
+    from dpscale.predict import model, presets
+    from dpscale.predict.collectives import Link
+
+    language = _lang(lang)
+
+    def link(
+        tier: presets.Tier, preset: str | None, bw: str | None, latency: str | None, eff: str | None
+    ) -> Link | None:
+        return presets.resolve_link(
+            tier,
+            preset,
+            None if bw is None else parse_bandwidth(bw, language, field=f"{tier}_bw"),
+            None if latency is None else parse_seconds(latency, language, field=f"{tier}_latency"),
+            None if eff is None else parse_efficiency(eff, language, field=f"{tier}_efficiency"),
+            nics=parse_count(nics, language, field="nics"),
+        )
+
+    intra_link = link("intra", intra, intra_bw, intra_latency, intra_efficiency)
+    if intra_link is None:
+        raise InvalidInput("intra_bw", "missing", "--intra-bw (such as 300GB/s) or --intra (such as nvlink3)")
+    workload = model.Workload(
+        parse_number(per_device, language, field="per_device_throughput"),
+        parse_number(batch, language, field="batch"),
+        parse_scaled_count(params, language, field="params"),
+        parse_number(grad_bytes, language, field="grad_bytes"),
+        parse_count(accumulation, language, field="accumulation"),
+    )
+    cluster = model.Cluster(
+        intra_link,
+        parse_count(devices_per_node, language, field="devices_per_node"),
+        link("inter", inter, inter_bw, inter_latency, inter_efficiency),
+        algorithm.strip().lower(),  # type: ignore[arg-type]  # validated by Cluster
+        not no_overlap,
+        parse_bytes(bucket, language, field="bucket"),
+        parse_variation(jitter, language),
+    )
+    counts = parse_device_list(devices, language)
+    prediction = model.predict(counts, workload, cluster)
+    found = model.levers(counts, workload, cluster) if show_levers else []
+    if as_json:
+        _emit_json({**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]})
+        return
+    print_prediction(prediction, found, language)
+
+
 def _save(path: str, write: Callable[[], Path]) -> None:
     try:
         written = write()

@@ -8,13 +8,23 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from dpscale.format import format_duration, format_energy, format_money, format_number, format_percent, format_speedup
+from dpscale.format import (
+    format_duration,
+    format_energy,
+    format_milliseconds,
+    format_money,
+    format_number,
+    format_percent,
+    format_points,
+    format_speedup,
+)
 from dpscale.i18n import Lang, translation
 
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.predict.model import Lever, Prediction
     from dpscale.scaling import Solution
 
 
@@ -162,3 +172,55 @@ def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
         marker = "[bold]" if option.scaling.devices == dp.plan.scaling.devices else ""
         table.add_row(*(f"{marker}{c}[/bold]" if marker else c for c in cells))
     out.print(table)
+
+
+def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
+    _ = translation(lang).gettext
+    out = Console(highlight=False)
+    table = Table(box=box.SIMPLE, pad_edge=False)
+    from dpscale.predict.wording import lever_text
+
+    for name in (
+        _("Devices"),
+        "E",
+        "A",
+        "S",
+        _("Step"),
+        _("Compute"),
+        _("Comm."),
+        _("Wait"),
+        _("Bound by"),
+    ):
+        table.add_column(name, justify="right", no_wrap=True)
+    names = {"compute": _("compute"), "communication": _("communication"), "stragglers": _("stragglers")}
+    for i, n in enumerate(p.devices):
+        table.add_row(
+            format_number(int(n), lang),
+            format_percent(float(p.efficiency[i]), lang),
+            format_number(float(p.actual_throughput[i]), lang, decimals=0),
+            format_speedup(float(p.speedup[i]), lang),
+            format_milliseconds(float(p.step_time[i]), lang),
+            format_milliseconds(float(p.compute_time[i]), lang),
+            format_milliseconds(float(p.exposed_communication[i]), lang),
+            format_milliseconds(float(p.straggler_wait[i]), lang),
+            names[p.bottleneck[i]],
+        )
+    out.print(table)
+    out.print(
+        _(
+            "E efficiency, A actual throughput, S speedup; Comm.: communication not hidden by the backward pass; "
+            "Wait: for the slowest device."
+        )
+    )
+    if levers:
+        largest = format_number(int(p.devices.max()), lang)
+        lever_table = Table(
+            box=box.SIMPLE, pad_edge=False, title=_("Levers at %(n)s devices, best first") % {"n": largest}
+        )
+        lever_table.add_column(_("What if"), justify="left")
+        lever_table.add_column(_("Efficiency"), justify="right")
+        lever_table.add_column(_("Gain (points)"), justify="right")
+        for lever in levers:
+            text = lever_text(lever.name, lang)
+            lever_table.add_row(text, format_percent(lever.efficiency, lang), format_points(lever.gain, lang))
+        out.print(lever_table)

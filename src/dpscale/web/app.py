@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from babel.core import negotiate_locale
@@ -27,12 +27,15 @@ from dpscale.errors import InvalidInput
 from dpscale.format import (
     format_duration,
     format_energy,
+    format_milliseconds,
     format_money,
     format_number,
     format_percent,
+    format_points,
     format_speedup,
 )
 from dpscale.i18n import LANGUAGES, Lang, translation
+from dpscale.predict.wording import lever_text
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 
 HERE = Path(__file__).parent
@@ -103,6 +106,36 @@ class DeadlineOut(BaseModel):
     deadline_seconds: float
     plan: PlanOut
     options: list[PlanOut]
+
+
+class StepTimeOut(BaseModel):
+    total: float
+    compute: float
+    communication: float
+    exposed_communication: float
+    straggler_wait: float
+
+
+class PredictionRowOut(BaseModel):
+    devices: int
+    efficiency: float
+    actual_throughput: float
+    speedup: float
+    bottleneck: str
+    step_time: StepTimeOut
+
+
+class LeverOut(BaseModel):
+    name: str
+    description: str
+    efficiency: float
+    gain: float
+
+
+class PredictOut(BaseModel):
+    predictions: list[PredictionRowOut]
+    assumptions: dict[str, Any]
+    levers: list[LeverOut]
 
 
 class FieldError(BaseModel):
@@ -303,6 +336,47 @@ def create_app() -> FastAPI:
             ).to_dict()
         return plan.plan(work, devices or 1, per_device_throughput, efficiency, **money).to_dict()
 
+    @app.get(
+        "/api/v1/predict",
+        response_model=PredictOut,
+        responses=bad_input,
+        summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
+    )
+    async def api_predict(
+        devices: Annotated[list[int], Query(min_length=1, max_length=64, description="device counts (repeat the key)")],
+        per_device_throughput: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v, samples/s")],
+        batch: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_COUNT, description="micro-batch per device")],
+        params: Annotated[float, Query(ge=1, le=1e15, description="parameters")],
+        grad_bytes: Annotated[float, Query(ge=0.125, le=16, description="bytes per gradient value")] = 4,
+        accumulation: Annotated[int, Query(ge=1, le=MAX_COUNT)] = 1,
+        devices_per_node: Annotated[int, Query(ge=1, le=1024)] = 8,
+        intra: Annotated[str | None, Query(description="preset: pcie3..5, nvlink2..4")] = None,
+        intra_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per device")] = None,
+        intra_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
+        intra_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
+        inter: Annotated[str | None, Query(description="preset: eth-10g..eth-400g, ib-edr, ib-hdr, ib-ndr")] = None,
+        inter_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per card")] = None,
+        inter_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
+        inter_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
+        nics: Annotated[int, Query(ge=1, le=64)] = 1,
+        algorithm: Annotated[Literal["auto", "ring", "tree", "hierarchical"], Query()] = "auto",
+        overlap: bool = True,
+        bucket_bytes: Annotated[float, Query(ge=1024, le=1e12)] = 25 * 2**20,
+        jitter: Annotated[float, Query(ge=0, le=0.5)] = 0.02,
+    ) -> dict[str, Any]:
+        from dpscale.predict import model, presets
+
+        if any(not 1 <= n <= MAX_DEVICES for n in devices):
+            raise InvalidInput("devices", devices, f"counts from 1 to {MAX_DEVICES}")
+        intra_link = presets.resolve_link("intra", intra, intra_bandwidth, intra_latency, intra_efficiency)
+        if intra_link is None:
+            raise InvalidInput("intra_bandwidth", None, "intra_bandwidth or an intra preset")
+        inter_link = presets.resolve_link("inter", inter, inter_bandwidth, inter_latency, inter_efficiency, nics=nics)
+        workload = model.Workload(per_device_throughput, batch, params, grad_bytes, accumulation)
+        cluster = model.Cluster(intra_link, devices_per_node, inter_link, algorithm, overlap, bucket_bytes, jitter)
+        found = model.levers(devices, workload, cluster)
+        return {**model.predict(devices, workload, cluster).to_dict(), "levers": [lever.to_dict() for lever in found]}
+
     def render(calc: Calculator, template: str, request: Request, lang: str | None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
         form = read_form(calc, chosen, dict(request.query_params))
@@ -323,6 +397,9 @@ def create_app() -> FastAPI:
                 dur=lambda x: format_duration(x, chosen),
                 money=lambda x, currency: format_money(x, currency, chosen),
                 kwh=lambda x: format_energy(x, chosen),
+                ms=lambda x: format_milliseconds(x, chosen),
+                points=lambda x: format_points(x, chosen),
+                lever_text=lambda name: lever_text(name, chosen),
                 version=__version__,
             )
         )
@@ -363,6 +440,15 @@ def create_app() -> FastAPI:
         if form.result is None:
             return form_errors(form)
         return svg(_schedule_svg(form.result, chosen))
+
+    @app.get("/chart/predict.svg", include_in_schema=False)
+    def predict_chart(request: Request, lang: str | None = None) -> Response:
+        from dpscale.charts import prediction_chart, to_svg
+
+        chosen, form = chart_form("predict", request, lang)
+        if form.result is None:
+            return form_errors(form)
+        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen))
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:

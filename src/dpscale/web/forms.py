@@ -18,7 +18,16 @@ from dpscale.batch import Batch
 from dpscale.errors import InvalidInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
-from dpscale.parse import parse_count, parse_duration, parse_efficiency, parse_number
+from dpscale.parse import (
+    parse_bandwidth,
+    parse_count,
+    parse_device_list,
+    parse_duration,
+    parse_efficiency,
+    parse_number,
+    parse_scaled_count,
+    parse_variation,
+)
 from dpscale.plan import DeadlinePlan, Plan
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
@@ -44,6 +53,22 @@ def _duration(text: str, lang: Lang, field: str) -> float:
 
 def _text(text: str, lang: Lang, field: str) -> str:
     return text.strip()
+
+
+def _device_list(text: str, lang: Lang, field: str) -> list[int]:
+    return parse_device_list(text, lang, field=field)
+
+
+def _scaled(text: str, lang: Lang, field: str) -> float:
+    return parse_scaled_count(text, lang, field=field)
+
+
+def _bandwidth(text: str, lang: Lang, field: str) -> float:
+    return parse_bandwidth(text, lang, field=field)
+
+
+def _jitter(text: str, lang: Lang, field: str) -> float:
+    return parse_variation(text, lang, field=field)
 
 
 def _show_count(value: int, lang: Lang) -> str:
@@ -200,6 +225,33 @@ def _plan(v: dict[str, Any]) -> PlanResult:
     return PlanResult(result, deadline)
 
 
+@dataclass(frozen=True)
+class PredictResult:
+    prediction: Any  # dpscale.predict.model.Prediction (numpy is imported only when a page asks)
+    levers: list[Any]
+
+
+def _predict(v: dict[str, Any]) -> PredictResult:
+    from dpscale.predict import model, presets
+
+    intra = presets.resolve_link("intra", v["intra"] or None, v["intra_bandwidth"])
+    if intra is None:
+        raise InvalidInput("intra_bandwidth", "", "a bandwidth inside a node, or a preset")
+    inter = presets.resolve_link("inter", v["inter"] or None, v["inter_bandwidth"], nics=v["nics"] or 1)
+    workload = model.Workload(v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"])
+    algorithm: Any = v["algorithm"] or "auto"  # Cluster checks it is one of the algorithms
+    cluster = model.Cluster(
+        intra,
+        v["devices_per_node"],
+        inter,
+        algorithm,
+        v["overlap"] != "off",
+        model.DDP_BUCKET_BYTES,
+        v["jitter"] or 0.0,
+    )
+    return PredictResult(model.predict(v["devices"], workload, cluster), model.levers(v["devices"], workload, cluster))
+
+
 CALCULATORS: dict[str, Calculator] = {
     "scaling": Calculator(
         "scaling",
@@ -254,5 +306,28 @@ CALCULATORS: dict[str, Calculator] = {
         },
         _plan,
         aliases={"deadline_seconds": "deadline"},
+    ),
+    "predict": Calculator(
+        "predict",
+        "/predict",
+        {
+            "devices": Field(_device_list, "1..256", "1..256"),
+            "per_device_throughput": Field(_number, "938", "938"),
+            "batch": Field(_number, "256", "256"),
+            "params": Field(_scaled, "25,6M", "25.6M"),
+            "grad_bytes": Field(_number, "4", "4"),
+            "accumulation": Field(_count, "1", "1"),
+            "devices_per_node": Field(_count, "8", "8"),
+            "intra": Field(_text, "nvlink3", "nvlink3", required=False),
+            "intra_bandwidth": Field(_bandwidth, "", "", required=False),
+            "inter": Field(_text, "ib-hdr", "ib-hdr", required=False),
+            "inter_bandwidth": Field(_bandwidth, "", "", required=False),
+            "nics": Field(_count, "4", "4", required=False),
+            "algorithm": Field(_text, "auto", "auto", required=False),
+            "overlap": Field(_text, "on", "on", required=False),
+            "jitter": Field(_jitter, "2 %", "2%", required=False),
+        },
+        _predict,
+        aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
     ),
 }

@@ -1,0 +1,291 @@
+"""Step time of a data-parallel job on n devices, and the scaling efficiency that follows.
+
+One optimizer step on each device:
+
+    T_c        = k·b / v                       compute: k micro-steps of b samples at v samples/s
+    T_bwd      = share_bwd · b / v             the last micro-step's backward pass, which DDP
+                                               overlaps with the gradient all-reduce
+    T_comm     = Σ_buckets all_reduce(bucket)  the gradient G = P·bytes in DDP buckets (25 MiB)
+    T_exposed  = end of the last bucket's all-reduce − T_bwd
+                 buckets become ready evenly through the backward pass and are all-reduced one
+                 after another on one stream; the last bucket cannot overlap. Without overlap,
+                 T_exposed = T_comm.
+    T_wait     = T_c · cv · √(2 ln n)           waiting for the slowest of n ranks whose step times
+                                               vary with coefficient of variation cv (the expected
+                                               maximum of n normal draws, to first order)
+    T_step(n)  = T_c + T_exposed + T_wait
+    E(n)       = T_step(1) / T_step(n),  A(n) = n·v·E(n),  S(n) = n·E(n)
+
+Gradient accumulation (k > 1) synchronises only on the last micro-step (DDP's no_sync), so it
+spreads one all-reduce over k times the compute. Every term is reported per device count, so the
+largest one is the bottleneck to work on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from dpscale import _validate
+from dpscale.errors import InvalidInput
+from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, all_reduce_time
+
+__all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
+
+DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25)
+BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
+DEFAULT_JITTER = 0.02  # assumption: 2 % step-time variation per rank; measure yours with dpscale measure
+Bottleneck = Literal["compute", "communication", "stragglers"]
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What one device runs: ``per_device_throughput`` samples/s alone, at micro-batch ``batch``."""
+
+    per_device_throughput: float
+    batch: float
+    params: float
+    grad_bytes: float = 4.0
+    accumulation: int = 1
+
+    def __post_init__(self) -> None:
+        _validate.positive("per_device_throughput", self.per_device_throughput)
+        _validate.positive("batch", self.batch)
+        _validate.positive("params", self.params)
+        _validate.positive("grad_bytes", self.grad_bytes)
+        _validate.whole("accumulation", self.accumulation)
+
+    @property
+    def gradient_bytes(self) -> float:
+        """G = P · bytes per gradient."""
+        return self.params * self.grad_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """The devices' links: ``intra`` inside a node of ``devices_per_node``, ``inter`` per node."""
+
+    intra: Link
+    devices_per_node: int = 8
+    inter: Link | None = None
+    algorithm: Algorithm = "auto"
+    overlap: bool = True
+    bucket_bytes: float = DDP_BUCKET_BYTES
+    jitter: float = DEFAULT_JITTER
+
+    def __post_init__(self) -> None:
+        _validate.whole("devices_per_node", self.devices_per_node)
+        if self.algorithm not in ALGORITHMS:
+            raise InvalidInput("algorithm", self.algorithm, "one of " + ", ".join(ALGORITHMS))
+        _validate.positive("bucket", self.bucket_bytes)
+        if not (0 <= self.jitter < 1):
+            raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %)")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """E(n), A(n), S(n) and the step-time terms, one element per device count."""
+
+    devices: Array
+    compute_time: Array
+    communication_time: Array
+    exposed_communication: Array
+    straggler_wait: Array
+    workload: Workload
+    cluster: Cluster
+    assumptions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def step_time(self) -> Array:
+        return np.asarray(self.compute_time + self.exposed_communication + self.straggler_wait)
+
+    @property
+    def efficiency(self) -> Array:
+        """E(n) = T_step(1) / T_step(n); T_step(1) is the compute alone."""
+        return np.asarray(self.compute_time / self.step_time)
+
+    @property
+    def actual_throughput(self) -> Array:
+        return np.asarray(self.devices * self.workload.per_device_throughput * self.efficiency)
+
+    @property
+    def speedup(self) -> Array:
+        return np.asarray(self.devices * self.efficiency)
+
+    @property
+    def bottleneck(self) -> list[Bottleneck]:
+        """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
+        out: list[Bottleneck] = []
+        for comm, wait in zip(self.exposed_communication, self.straggler_wait, strict=True):
+            if max(comm, wait) == 0:
+                out.append("compute")
+            else:
+                out.append("communication" if comm >= wait else "stragglers")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for i, n in enumerate(self.devices):
+            rows.append(
+                {
+                    "devices": int(n),
+                    "efficiency": float(self.efficiency[i]),
+                    "actual_throughput": float(self.actual_throughput[i]),
+                    "speedup": float(self.speedup[i]),
+                    "bottleneck": self.bottleneck[i],
+                    "step_time": {
+                        "total": float(self.step_time[i]),
+                        "compute": float(self.compute_time[i]),
+                        "communication": float(self.communication_time[i]),
+                        "exposed_communication": float(self.exposed_communication[i]),
+                        "straggler_wait": float(self.straggler_wait[i]),
+                    },
+                }
+            )
+        return {"predictions": rows, "assumptions": self.assumptions}
+
+
+def _devices(devices: Any) -> Array:
+    n = np.atleast_1d(np.asarray(devices))
+    if n.size == 0 or n.ndim != 1 or not np.issubdtype(n.dtype, np.number) or n.dtype == np.bool_:
+        raise InvalidInput("devices", devices, "one or more whole numbers of at least 1")
+    if not (np.all(np.isfinite(n)) and np.all(n >= 1) and np.all(n == np.floor(n))):
+        raise InvalidInput("devices", devices, "whole numbers of at least 1")
+    return n.astype(np.int64)
+
+
+def _exposed(bucket_times: Array, buckets: int, backward: float, overlap: bool) -> Any:
+    """End of the last bucket's all-reduce past the end of the backward pass (vectorized over n)."""
+    total = bucket_times * buckets
+    if not overlap:
+        return total
+    # Bucket i is ready at backward·(i+1)/buckets; reductions run one at a time. With equal buckets
+    # of time c the last one ends at max over i of ready_i + (buckets − i)·c, the latest of
+    # "this bucket became ready, then it and every later one ran back to back".
+    ready = backward * np.arange(1, buckets + 1) / buckets
+    remaining = np.arange(buckets, 0, -1)
+    end = np.max(ready[None, :] + remaining[None, :] * bucket_times[:, None], axis=1)
+    return np.maximum(end - backward, 0.0)
+
+
+def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
+    """Predict E(n), A(n) and the step-time terms for each device count in ``devices``.
+
+    >>> from dpscale.predict.collectives import Link
+    >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
+    >>> [round(e, 3) for e in p.efficiency]
+    [1.0, 0.96]
+    """
+    n = _devices(devices)
+    w, c = workload, cluster
+    micro = w.batch / w.per_device_throughput
+    compute = np.full(n.shape, w.accumulation * micro)
+    backward = BACKWARD_SHARE * micro
+    gradient = w.gradient_bytes
+    buckets = max(1, math.ceil(gradient / c.bucket_bytes))
+    per_bucket = all_reduce_time(
+        gradient / buckets,
+        n,
+        intra=c.intra,
+        inter=c.inter,
+        per_node=c.devices_per_node if c.inter is not None else None,
+        algorithm=c.algorithm,
+    )
+    per_bucket = np.broadcast_to(np.asarray(per_bucket, dtype=np.float64), n.shape)
+    communication = per_bucket * buckets
+    exposed = _exposed(per_bucket, buckets, backward, c.overlap)
+    wait = compute * c.jitter * np.sqrt(2 * np.log(n))
+    assumptions = {
+        "gradient_bytes": gradient,
+        "buckets": buckets,
+        "bucket_bytes": c.bucket_bytes,
+        "backward_share": BACKWARD_SHARE,
+        "algorithm": c.algorithm,
+        "overlap": c.overlap,
+        "jitter": c.jitter,
+        "devices_per_node": c.devices_per_node,
+        "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},
+        "inter": None
+        if c.inter is None
+        else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
+        "not_modelled": "input pipeline and host contention, compute slowed by concurrent NCCL kernels, "
+        "power and clock limits when every device of a node runs",
+    }
+    return Prediction(n, compute, communication, exposed, wait, w, c, assumptions)
+
+
+@dataclass(frozen=True, slots=True)
+class Lever:
+    """A what-if: the change, and the efficiency it gives at the largest device count asked for."""
+
+    name: str
+    description: str
+    efficiency: float
+    gain: float  # points of efficiency over the prediction as given
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "efficiency": self.efficiency, "gain": self.gain}
+
+
+def levers(devices: Any, workload: Workload, cluster: Cluster) -> list[Lever]:
+    """The seed FAQ's levers, each tried alone at the largest device count, best first."""
+    n = int(_devices(devices).max())
+    base = float(predict([n], workload, cluster).efficiency[0])
+
+    def faster(link: Link) -> Link:
+        return replace(link, bandwidth=2 * link.bandwidth)
+
+    options: list[tuple[str, str, Workload, Cluster]] = [
+        ("batch", "double the per-device batch", replace(workload, batch=2 * workload.batch), cluster),
+        (
+            "accumulation",
+            "accumulate twice as many micro-steps",
+            replace(workload, accumulation=2 * workload.accumulation),
+            cluster,
+        ),
+        (
+            "intra_bandwidth",
+            "double the bandwidth inside a node",
+            workload,
+            replace(cluster, intra=faster(cluster.intra)),
+        ),
+        ("overlap", "overlap communication with the backward pass", workload, replace(cluster, overlap=True)),
+        ("balance", "balance the load: no step-time variation", workload, replace(cluster, jitter=0.0)),
+        (
+            "fp16_gradients",
+            "all-reduce gradients in 16 bits",
+            replace(workload, grad_bytes=workload.grad_bytes / 2),
+            cluster,
+        ),
+    ]
+    if cluster.inter is not None:
+        options.append(
+            (
+                "inter_bandwidth",
+                "double the network bandwidth between nodes",
+                workload,
+                replace(cluster, inter=faster(cluster.inter)),
+            )
+        )
+    for algorithm in ("ring", "tree", "hierarchical"):
+        if algorithm != cluster.algorithm:
+            options.append(
+                (
+                    f"algorithm_{algorithm}",
+                    f"use the {algorithm} all-reduce",
+                    workload,
+                    replace(cluster, algorithm=algorithm),
+                )
+            )
+    out = []
+    for name, description, w, c in options:
+        if c == cluster and w == workload:
+            continue  # already in effect
+        e = float(predict([n], w, c).efficiency[0])
+        out.append(Lever(name, description, e, e - base))
+    return sorted(out, key=lambda lever: lever.efficiency, reverse=True)

@@ -1,0 +1,68 @@
+"""Link presets (presets.toml): common GPU interconnects and networks, with their sources."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from dpscale.errors import InvalidInput
+from dpscale.predict.collectives import Link
+
+__all__ = ["link", "presets"]
+
+Tier = Literal["intra", "inter"]
+
+
+@functools.cache
+def presets() -> dict[str, dict[str, dict[str, Any]]]:
+    with (Path(__file__).parent / "presets.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
+    """The preset ``name`` of ``tier``; ``nics`` network cards per node multiply a network's bandwidth."""
+    table = presets()[tier]
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key not in table:
+        raise InvalidInput(tier, name, "one of " + ", ".join(sorted(table)))
+    entry = table[key]
+    return Link(entry["bandwidth"] * nics, entry["latency"], entry["efficiency"])
+
+
+DEFAULT_LATENCY = {"intra": 3e-6, "inter": 10e-6}  # seconds; typical NCCL-level values, an assumption
+DEFAULT_EFFICIENCY = 0.8  # share of line rate an all-reduce reaches; an assumption, as in presets.toml
+
+
+def resolve_link(
+    tier: Tier,
+    preset: str | None = None,
+    bandwidth: float | None = None,
+    latency: float | None = None,
+    efficiency: float | None = None,
+    *,
+    nics: int = 1,
+) -> Link | None:
+    """A link from a preset or a bandwidth (not both), with latency and efficiency overriding either.
+
+    None when neither a preset nor a bandwidth is given (no such tier: a single node).
+    """
+    if preset is not None and bandwidth is not None:
+        raise InvalidInput(f"{tier}_bandwidth", bandwidth, "a preset or a bandwidth, not both")
+    if preset is None and bandwidth is None:
+        if latency is not None or efficiency is not None:
+            raise InvalidInput(
+                f"{tier}_bandwidth", "missing", "a bandwidth or a preset before a latency or an efficiency"
+            )
+        return None
+    base = (
+        link(tier, preset, nics=nics if tier == "inter" else 1)
+        if preset is not None
+        else Link(float(bandwidth or 0) * (nics if tier == "inter" else 1), DEFAULT_LATENCY[tier], DEFAULT_EFFICIENCY)
+    )
+    return Link(
+        base.bandwidth,
+        base.latency if latency is None else latency,
+        base.efficiency if efficiency is None else efficiency,
+    )

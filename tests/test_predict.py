@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpscale import InvalidInput
+from dpscale.predict import presets
+from dpscale.predict.collectives import Link
+from dpscale.predict.model import Cluster, Workload, levers, predict
+
+RESNET50_A100 = Workload(938, 256, 25.6e6)  # DeepLearningExamples' TF32 single-GPU figure
+DGX_A100 = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
+COUNTS = [1, 2, 4, 8, 16, 64, 256, 1024]
+
+workloads = st.builds(
+    Workload,
+    per_device_throughput=st.floats(1, 1e5),
+    batch=st.floats(1, 4096),
+    params=st.floats(1e5, 1e11),
+    grad_bytes=st.sampled_from([2.0, 4.0]),
+    accumulation=st.integers(1, 16),
+)
+clusters = st.builds(
+    Cluster,
+    intra=st.builds(Link, st.floats(1e9, 1e12), st.floats(0, 1e-4), st.floats(0.1, 1)),
+    devices_per_node=st.sampled_from([1, 2, 4, 8, 16]),
+    inter=st.none() | st.builds(Link, st.floats(1e8, 1e11), st.floats(0, 1e-4), st.floats(0.1, 1)),
+    algorithm=st.sampled_from(["auto", "ring", "tree", "hierarchical"]),
+    overlap=st.booleans(),
+    jitter=st.floats(0, 0.2),
+)
+
+
+@given(w=workloads, c=clusters)
+def test_efficiency_is_in_0_1_and_1_on_one_device(w: Workload, c: Cluster) -> None:
+    p = predict(COUNTS, w, c)
+    assert np.all(p.efficiency > 0)
+    assert np.all(p.efficiency <= 1)
+    assert p.efficiency[0] == 1.0
+    assert np.allclose(p.actual_throughput, np.array(COUNTS) * w.per_device_throughput * p.efficiency)
+
+
+@given(w=workloads, c=clusters)
+def test_less_bandwidth_or_bigger_gradients_never_raise_efficiency(w: Workload, c: Cluster) -> None:
+    e = predict(COUNTS, w, c).efficiency
+    slower = replace(c, intra=replace(c.intra, bandwidth=c.intra.bandwidth / 2))
+    assert np.all(predict(COUNTS, w, slower).efficiency <= e + 1e-12)
+    if c.inter is not None:
+        slower_net = replace(c, inter=replace(c.inter, bandwidth=c.inter.bandwidth / 2))
+        assert np.all(predict(COUNTS, w, slower_net).efficiency <= e + 1e-12)
+    bigger = replace(w, params=w.params * 2)
+    assert np.all(predict(COUNTS, bigger, c).efficiency <= e + 1e-12)
+
+
+@given(w=workloads, c=clusters, extra=st.integers(1, 8))
+def test_more_accumulation_never_lowers_efficiency(w: Workload, c: Cluster, extra: int) -> None:
+    more = replace(w, accumulation=w.accumulation + extra)
+    assert np.all(predict(COUNTS, more, c).efficiency >= predict(COUNTS, w, c).efficiency - 1e-12)
+
+
+@given(w=workloads, c=clusters)
+def test_overlap_never_hurts(w: Workload, c: Cluster) -> None:
+    on = predict(COUNTS, w, replace(c, overlap=True)).efficiency
+    off = predict(COUNTS, w, replace(c, overlap=False)).efficiency
+    assert np.all(on >= off - 1e-12)
+
+
+def test_efficiency_falls_with_cluster_size() -> None:
+    e = predict(COUNTS, RESNET50_A100, DGX_A100).efficiency
+    assert np.all(np.diff(e) <= 0)
+    assert e[-1] < 0.97
+
+
+def test_terms_add_up_and_name_the_bottleneck() -> None:
+    p = predict([1, 8, 64], replace(RESNET50_A100, batch=8), replace(DGX_A100, jitter=0.0))
+    assert np.allclose(p.step_time, p.compute_time + p.exposed_communication + p.straggler_wait)
+    assert p.bottleneck == ["compute", "communication", "communication"]
+    rows = p.to_dict()["predictions"]
+    assert rows[1]["step_time"]["exposed_communication"] > 0
+    assert set(rows[0]["step_time"]) == {"total", "compute", "communication", "exposed_communication", "straggler_wait"}
+
+
+def test_without_overlap_all_communication_is_exposed() -> None:
+    p = predict([8], RESNET50_A100, replace(DGX_A100, overlap=False))
+    assert p.exposed_communication[0] == pytest.approx(p.communication_time[0])
+
+
+def test_last_bucket_is_exposed_even_with_overlap() -> None:
+    # 25.6M fp32 gradients in 25 MiB buckets: 4 buckets; compute dwarfs communication, so only the last shows.
+    p = predict([8], RESNET50_A100, replace(DGX_A100, jitter=0.0))
+    assert p.exposed_communication[0] == pytest.approx(p.communication_time[0] / 4)
+
+
+def test_levers_are_ranked_and_batch_helps_when_communication_binds() -> None:
+    w = Workload(938, 8, 25.6e6)  # a tiny batch: communication dominates
+    c = Cluster(Link(300e9, 3e-6, 0.8), 8, Link(1.25e9, 30e-6, 0.8))
+    found = levers([64], w, c)
+    efficiencies = [lever.efficiency for lever in found]
+    assert efficiencies == sorted(efficiencies, reverse=True)
+    by_name = {lever.name: lever for lever in found}
+    assert by_name["batch"].gain > 0
+    assert by_name["inter_bandwidth"].gain > 0
+    assert by_name["fp16_gradients"].gain > 0
+    assert "overlap" not in by_name  # already on
+
+
+def test_presets() -> None:
+    assert presets.link("intra", "nvlink3").bandwidth == 300e9
+    assert presets.link("inter", "IB-HDR", nics=4).bandwidth == 100e9
+    with pytest.raises(InvalidInput, match="nvlink3"):
+        presets.link("intra", "nvlink9")
+    with pytest.raises(InvalidInput) as caught:
+        presets.resolve_link("intra", "nvlink3", 300e9)
+    assert caught.value.field == "intra_bandwidth"
+    assert presets.resolve_link("inter") is None
+    assert presets.resolve_link("intra", "nvlink3", nics=4) == presets.link("intra", "nvlink3")  # cards: network only
+    custom = presets.resolve_link("inter", None, 12.5e9, 5e-6, 0.5, nics=2)
+    assert custom == Link(25e9, 5e-6, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: predict([0, 8], RESNET50_A100, DGX_A100), "devices"),
+        (lambda: predict([], RESNET50_A100, DGX_A100), "devices"),
+        (lambda: predict([1.5], RESNET50_A100, DGX_A100), "devices"),
+        (lambda: Workload(0, 256, 1e6), "per_device_throughput"),
+        (lambda: Workload(938, 256, -1), "params"),
+        (lambda: Cluster(Link(1e9), algorithm="butterfly"), "algorithm"),  # type: ignore[arg-type]
+        (lambda: Cluster(Link(1e9), jitter=1.5), "jitter"),
+        (lambda: Cluster(Link(1e9), bucket_bytes=0), "bucket"),
+    ],
+)
+def test_bad_input_names_the_field(call: object, field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        call()  # type: ignore[operator]
+    assert caught.value.field == field
