@@ -81,6 +81,47 @@ def bench_sweep() -> bool:
     )
 
 
+def bench_predict() -> bool:
+    import numpy as np
+
+    from dpscale.predict.collectives import Link
+    from dpscale.predict.model import Cluster, step_terms
+
+    n_rows = 10**6
+    rng = np.random.default_rng(0)
+    n = rng.integers(1, 4097, n_rows).astype(np.float64)
+    v = rng.uniform(10, 1e4, n_rows)
+    b = rng.uniform(1, 512, n_rows)
+    g = rng.uniform(1e6, 1e10, n_rows)  # gradient bytes
+    link = Link(300e9, 3e-6, 0.8)
+    cluster = Cluster(link, 8, None, "ring", overlap=False, bucket_bytes=1e12, jitter=0.0)
+    alpha, beta = link.latency, link.beta
+
+    def bare() -> object:  # the closed-form ring, written out by hand
+        tc = b / v
+        return tc / (tc + 2 * (n - 1) * alpha + 2 * (n - 1) / n * g * beta)
+
+    def dpscale() -> object:
+        compute, _, exposed, wait = step_terms(n, v, b, g, 1, cluster)
+        return compute / (compute + exposed + wait)
+
+    assert np.allclose(bare(), dpscale())  # the same numbers, or the ratio means nothing
+    t = interleaved({"numpy": bare, "predict": dpscale}, rounds=9)
+    ring = report(
+        "predict, ring (1e6 configs x n) / bare numpy",
+        t["predict"] / t["numpy"],
+        3,
+        f"medians {t['predict'] * 1e3:.1f} ms / {t['numpy'] * 1e3:.1f} ms",
+    )
+    full = Cluster(link, 8, Link(25e9, 10e-6, 0.8))  # auto algorithm, overlap, buckets, stragglers
+    t2 = interleaved({"numpy": bare, "full": lambda: step_terms(n, v, b, g, 1, full)}, rounds=5)
+    print(
+        f"{'  (full model: auto, 2 tiers, overlap, jitter)':<44} {t2['full'] / t2['numpy']:6.2f}x  "
+        "all terms of the model, for information"
+    )
+    return ring
+
+
 def bench_web() -> bool:
     from bench import web
 
@@ -116,7 +157,7 @@ def bench_web() -> bool:
 
 
 def main() -> int:
-    results = [bench_startup(), bench_sweep(), bench_web()]
+    results = [bench_startup(), bench_sweep(), bench_predict(), bench_web()]
     return 0 if all(results) else 1
 
 

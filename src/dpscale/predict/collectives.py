@@ -59,19 +59,50 @@ class Link:
         return 1.0 / (self.bandwidth * self.efficiency)
 
 
+# Every algorithm here costs a(n) + c(n)·S: a latency term and a cost per byte. Keeping the two
+# apart lets a caller price many message sizes (DDP's buckets) without recomputing either.
+Affine = tuple[Any, Any]
+
+
+def ring_terms(ranks: Any, link: Link) -> Affine:
+    """Ring: a = 2(n−1)·α, c = 2(n−1)/n · β."""
+    n = np.asarray(ranks, dtype=np.float64)
+    steps = n - 1
+    per_byte = steps / n
+    per_byte *= 2 * link.beta
+    return steps * (2 * link.latency), per_byte
+
+
+def tree_terms(ranks: Any, link: Link) -> Affine:
+    """Pipelined double binary tree: a = 2·⌈log₂ n⌉·α, c = 2·β (both 0 for one rank)."""
+    n = np.asarray(ranks, dtype=np.float64)
+    steps = np.ceil(np.log2(n))
+    return 2 * link.latency * steps, np.where(n > 1, 2 * link.beta, 0.0)
+
+
+def hierarchical_terms(ranks: Any, per_node: int, intra: Link, inter: Link) -> Affine:
+    """Reduce-scatter + all-gather in the node (a ring of g), ring all-reduce across the N nodes."""
+    g = _validate.whole("devices_per_node", per_node)
+    n = np.asarray(ranks, dtype=np.float64)
+    local = np.minimum(n, g)
+    nodes = np.ceil(n / g)
+    a_in, c_in = ring_terms(local, intra)
+    a_out, c_out = ring_terms(nodes, inter)
+    return a_in + a_out, c_in + c_out
+
+
+def _at(terms: Affine, size: Any) -> Any:
+    return terms[0] + terms[1] * np.asarray(size, dtype=np.float64)
+
+
 def ring(size: Any, ranks: Any, link: Link) -> Any:
     """2(n−1)·α + 2(n−1)/n · S·β; 0 for one rank."""
-    n = np.asarray(ranks, dtype=np.float64)
-    s = np.asarray(size, dtype=np.float64)
-    return 2 * (n - 1) * link.latency + 2 * (n - 1) / n * s * link.beta
+    return _at(ring_terms(ranks, link), size)
 
 
 def tree(size: Any, ranks: Any, link: Link) -> Any:
     """2·⌈log₂ n⌉·α + 2·S·β (pipelined double binary tree); 0 for one rank."""
-    n = np.asarray(ranks, dtype=np.float64)
-    s = np.asarray(size, dtype=np.float64)
-    steps = np.ceil(np.log2(n))
-    return np.where(n > 1, 2 * steps * link.latency + 2 * s * link.beta, 0.0)
+    return _at(tree_terms(ranks, link), size)
 
 
 def hierarchical(size: Any, ranks: Any, per_node: int, intra: Link, inter: Link) -> Any:
@@ -80,14 +111,41 @@ def hierarchical(size: Any, ranks: Any, per_node: int, intra: Link, inter: Link)
     ``inter.bandwidth`` is the node's whole network bandwidth; n must be a multiple of ``per_node``
     once it exceeds it (a partial node is counted as a whole one).
     """
-    g = _validate.whole("devices_per_node", per_node)
+    return _at(hierarchical_terms(ranks, per_node, intra, inter), size)
+
+
+def candidates(
+    ranks: Any,
+    *,
+    intra: Link,
+    inter: Link | None = None,
+    per_node: int | None = None,
+    algorithm: Algorithm | str = "auto",
+) -> list[Affine]:
+    """The (a, c) terms of each algorithm ``algorithm`` allows (all three for ``auto``)."""
+    if algorithm not in ALGORITHMS:
+        raise InvalidInput("algorithm", algorithm, "one of " + ", ".join(ALGORITHMS))
     n = np.asarray(ranks, dtype=np.float64)
-    s = np.asarray(size, dtype=np.float64)
-    local = np.minimum(n, g)
-    nodes = np.ceil(n / g)
-    inside = 2 * (local - 1) * intra.latency + 2 * (local - 1) / local * s * intra.beta
-    across = 2 * (nodes - 1) * inter.latency + 2 * (nodes - 1) / nodes * s * inter.beta
-    return inside + across
+    if not (n.min() >= 1 and n.max() < np.inf):  # also false for NaN
+        raise InvalidInput("devices", ranks, "whole numbers of at least 1")
+    wanted = ("ring", "tree", "hierarchical") if algorithm == "auto" else (algorithm,)
+    out: list[Affine] = []
+    if inter is None or per_node is None:
+        for name in wanted:  # one node: hierarchical is the intra-node ring
+            out.append(tree_terms(n, intra) if name == "tree" else ring_terms(n, intra))
+        return out
+    g = _validate.whole("devices_per_node", per_node)
+    # Flat algorithms across nodes: every rank's traffic goes through its share of the NICs.
+    shared = Link(inter.bandwidth / g, inter.latency, inter.efficiency)
+    multi = n > g
+    for name in wanted:
+        if name == "hierarchical":
+            out.append(hierarchical_terms(n, g, intra, inter))
+        else:
+            terms = tree_terms if name == "tree" else ring_terms
+            (a1, c1), (a2, c2) = terms(n, shared), terms(n, intra)
+            out.append((np.where(multi, a1, a2), np.where(multi, c1, c2)))
+    return out
 
 
 def all_reduce_time(
@@ -103,29 +161,13 @@ def all_reduce_time(
 
     On one node (``inter`` None, or n ≤ per_node) ring and tree run on the intra-node link; across
     nodes they run on the slowest tier, the per-rank share of the node's network, and hierarchical
-    uses both tiers.
+    uses both tiers. ``auto`` is the fastest of the three at each size.
     """
-    if algorithm not in ALGORITHMS:
-        raise InvalidInput("algorithm", algorithm, "one of " + ", ".join(ALGORITHMS))
-    n = np.asarray(ranks, dtype=np.float64)
-    if np.any(~np.isfinite(n)) or np.any(n < 1):
-        raise InvalidInput("devices", ranks, "whole numbers of at least 1")
-    if inter is None or per_node is None:
-        flat = {"ring": ring(size, n, intra), "tree": tree(size, n, intra)}
-        flat["hierarchical"] = flat["ring"]
-    else:
-        g = _validate.whole("devices_per_node", per_node)
-        # Flat algorithms across nodes: every rank's traffic goes through its share of the NICs.
-        shared = Link(inter.bandwidth / g, inter.latency, inter.efficiency)
-        multi = n > g
-        flat = {
-            "ring": np.where(multi, ring(size, n, shared), ring(size, n, intra)),
-            "tree": np.where(multi, tree(size, n, shared), tree(size, n, intra)),
-            "hierarchical": hierarchical(size, n, g, intra, inter),
-        }
-    if algorithm == "auto":
-        return np.minimum(np.minimum(flat["ring"], flat["tree"]), flat["hierarchical"])
-    return flat[algorithm]
+    found = candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
+    best = _at(found[0], size)
+    for terms in found[1:]:
+        best = np.minimum(best, _at(terms, size))
+    return best
 
 
 def algbw(size: Any, seconds: Any) -> Any:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from dpscale import _validate
 from dpscale.errors import InvalidInput
-from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, all_reduce_time
+from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, candidates
 
 __all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
 
@@ -159,18 +159,54 @@ def _devices(devices: Any) -> Array:
     return n.astype(np.int64)
 
 
-def _exposed(bucket_times: Array, buckets: int, backward: float, overlap: bool) -> Any:
-    """End of the last bucket's all-reduce past the end of the backward pass (vectorized over n)."""
-    total = bucket_times * buckets
+def _exposed(bucket_time: Any, buckets: Any, backward: Any, overlap: bool) -> Any:
+    """Time the last bucket's all-reduce ends after the backward pass (broadcasts over everything).
+
+    Bucket i of b becomes ready at backward·i/b and the reductions run one at a time, each taking
+    c: the last ends at max over i of ready_i + (b − i + 1)·c. That is linear in i, so the maximum
+    is at i = 1 or i = b: max(backward/b + b·c, backward + c).
+    """
     if not overlap:
-        return total
-    # Bucket i is ready at backward·(i+1)/buckets; reductions run one at a time. With equal buckets
-    # of time c the last one ends at max over i of ready_i + (buckets − i)·c, the latest of
-    # "this bucket became ready, then it and every later one ran back to back".
-    ready = backward * np.arange(1, buckets + 1) / buckets
-    remaining = np.arange(buckets, 0, -1)
-    end = np.max(ready[None, :] + remaining[None, :] * bucket_times[:, None], axis=1)
+        return bucket_time * buckets
+    end = np.maximum(backward / buckets + buckets * bucket_time, backward + bucket_time)
     return np.maximum(end - backward, 0.0)
+
+
+def step_terms(
+    devices: Any,
+    per_device_throughput: Any,
+    batch: Any,
+    gradient_bytes: Any,
+    accumulation: Any,
+    cluster: Cluster,
+) -> tuple[Any, Any, Any, Any]:
+    """Compute, communication, exposed communication and straggler wait per step (seconds).
+
+    The one place for the formulas of the module docstring; every argument but ``cluster``
+    broadcasts, so a grid of millions of configurations is one call. Inputs are not checked here
+    (see :func:`predict`).
+    """
+    n = np.asarray(devices, dtype=np.float64)
+    micro = np.divide(batch, per_device_throughput)
+    compute = micro if np.all(np.equal(accumulation, 1)) else np.multiply(accumulation, micro)
+    buckets = np.maximum(1.0, np.ceil(np.divide(gradient_bytes, cluster.bucket_bytes)))
+    per_node = cluster.devices_per_node if cluster.inter is not None else None
+    found = candidates(n, intra=cluster.intra, inter=cluster.inter, per_node=per_node, algorithm=cluster.algorithm)
+    # a + c·S per bucket of S = G/buckets; all of them: buckets·a + c·G. auto takes the fastest per bucket.
+    if len(found) == 1 and not cluster.overlap:
+        a, c = found[0]
+        communication = buckets * a
+        communication += c * gradient_bytes
+        exposed = communication
+    else:
+        bucket_size = np.divide(gradient_bytes, buckets)
+        per_bucket = found[0][0] + found[0][1] * bucket_size
+        for a, c in found[1:]:
+            np.minimum(per_bucket, a + c * bucket_size, out=per_bucket)
+        communication = per_bucket * buckets
+        exposed = _exposed(per_bucket, buckets, BACKWARD_SHARE * micro, cluster.overlap)
+    wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
+    return compute, communication, exposed, wait
 
 
 def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
@@ -183,23 +219,12 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     """
     n = _devices(devices)
     w, c = workload, cluster
-    micro = w.batch / w.per_device_throughput
-    compute = np.full(n.shape, w.accumulation * micro)
-    backward = BACKWARD_SHARE * micro
+    compute, communication, exposed, wait = (
+        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy()
+        for term in step_terms(n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c)
+    )
     gradient = w.gradient_bytes
     buckets = max(1, math.ceil(gradient / c.bucket_bytes))
-    per_bucket = all_reduce_time(
-        gradient / buckets,
-        n,
-        intra=c.intra,
-        inter=c.inter,
-        per_node=c.devices_per_node if c.inter is not None else None,
-        algorithm=c.algorithm,
-    )
-    per_bucket = np.broadcast_to(np.asarray(per_bucket, dtype=np.float64), n.shape)
-    communication = per_bucket * buckets
-    exposed = _exposed(per_bucket, buckets, backward, c.overlap)
-    wait = compute * c.jitter * np.sqrt(2 * np.log(n))
     assumptions = {
         "gradient_bytes": gradient,
         "buckets": buckets,
