@@ -204,3 +204,62 @@ def test_predict_bad_input(capsys: pytest.CaptureFixture[str], extra: list[str],
     assert code == 2
     assert err.startswith(f"error: {field}: ")
     assert err.count("\n") == 1
+
+
+FP32 = "devices,throughput\n1,367.29\n4,1449.48\n8,2887.65\n16,5716.79\n"
+
+
+def test_fit_table_predictions_and_plot(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    runs = tmp_path / "runs.csv"
+    runs.write_text(FP32, encoding="utf-8")
+    code, out, _err = run(capsys, "fit", str(runs), "--at", "32,64", "--plot", str(tmp_path / "fit.svg"))
+    assert code == 0
+    assert "amdahl ←" in out
+    assert "Predicted by amdahl" in out
+    assert "11,209" in out
+    assert "<svg" in (tmp_path / "fit.svg").read_text(encoding="utf-8")
+
+
+def test_fit_json_and_one_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text(FP32, encoding="utf-8")
+    code, out, _ = run(capsys, "fit", str(runs), "--model", "usl", "--at", "32", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["chosen"] == "usl"
+    assert [m["model"] for m in payload["models"]] == ["usl"]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("gpus,samples\n1,2\n", "found gpus, samples"),
+        ("devices,throughput\n1,abc\n2,3\n", "line 2, column throughput"),
+        ("", "devices,throughput header"),
+        ("devices,throughput\n4,100\n", "two or more cluster sizes"),
+    ],
+)
+def test_fit_bad_files(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, expected: str) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text(content, encoding="utf-8")
+    code, _out, err = run(capsys, "fit", str(runs))
+    assert code == 2
+    assert expected in err
+    assert err.count("\n") == 1
+
+
+def test_plan_with_a_fitted_curve(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text(FP32, encoding="utf-8")
+    code, out, _ = run(capsys, "plan", "--work", "1e9", "--fit", str(runs), "--deadline", "2h", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    efficiencies = [o["efficiency"] for o in payload["options"]]
+    assert efficiencies == sorted(efficiencies, reverse=True)  # E falls with size, as fitted
+    assert efficiencies[0] < 1
+    code, _, err = run(capsys, "plan", "--work", "1e9", "-e", "0.9", "--fit", str(runs), "-d", "8")
+    assert code == 2
+    assert err.startswith("error: efficiency: ")

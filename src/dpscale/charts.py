@@ -7,6 +7,7 @@ Needs the ``plot`` extra (altair, vl-convert-python).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,18 @@ from dpscale.i18n import Lang, translation
 if TYPE_CHECKING:
     import altair as alt
 
+    from dpscale.fit import Fit
     from dpscale.predict.model import Prediction
 
-__all__ = ["prediction_chart", "save_chart", "scaling_chart", "scaling_chart_points", "schedule_chart", "to_svg"]
+__all__ = [
+    "fit_chart",
+    "prediction_chart",
+    "save_chart",
+    "scaling_chart",
+    "scaling_chart_points",
+    "schedule_chart",
+    "to_svg",
+]
 
 MAX_POINTS = 256  # enough for a smooth line, few enough to render fast
 
@@ -232,6 +242,44 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     )
     chart: alt.VConcatChart = (
         altair.vconcat(efficiency, throughput, stacked).resolve_scale(color="independent").configure_view(strokeWidth=0)
+    )
+    return chart
+
+
+def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:
+    """The measurements, each ranked model's curve, and the chosen model's 95 % prediction band."""
+    altair = _altair()
+    _ = translation(lang).gettext
+    largest = max(p.devices for p in f.points)
+    top = max([largest * 2, *(p.devices for p in f.best.predictions)])
+    grid = sorted({1, *(round(top ** (i / 60)) for i in range(61)), largest, top})
+    curves = []
+    for m in f.models:
+        if m.skipped is not None and m.name != f.chosen:
+            continue
+        label = m.name + (" ← " + _("chosen") if m.name == f.chosen else "")
+        curves += [{"devices": n, "throughput": m.throughput(n), "model": label} for n in grid]
+    band = [
+        {"devices": p.devices, "low": max(p.low, 0.0), "high": p.high}
+        for p in f.best.predict(grid)
+        if math.isfinite(p.low) and math.isfinite(p.high)
+    ]
+    points = [{"devices": p.devices, "throughput": p.throughput} for p in f.points]
+    x = altair.X("devices:Q", title=_("Devices"), scale=altair.Scale(type="log", base=2))
+    y = altair.Y("throughput:Q", title=_("Throughput"))
+    layers = [
+        altair.Chart(altair.Data(values=band))
+        .mark_area(opacity=0.18, color="#0b5cad")
+        .encode(x=x, y=altair.Y("low:Q", title=_("Throughput")), y2="high:Q"),
+        altair.Chart(altair.Data(values=curves))
+        .mark_line(strokeWidth=2)
+        .encode(x=x, y=y, color=altair.Color("model:N", title=None, legend=altair.Legend(orient="top-left"))),
+        altair.Chart(altair.Data(values=points)).mark_point(filled=True, size=50, color="#1b1f24").encode(x=x, y=y),
+    ]
+    chart: alt.LayerChart = (
+        altair.layer(*layers)
+        .properties(width="container", height=320, title=_("Measured throughput and fitted models"))
+        .configure_view(strokeWidth=0)
     )
     return chart
 

@@ -63,7 +63,7 @@ def test_plan_works_with_javascript_off(browser: Any, server: str) -> None:
     assert page.locator("#time").inner_text() == "8 min 20 sec"
 
 
-@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict"])
+@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict", "/fit"])
 def test_axe_finds_no_serious_violation(browser: Any, server: str, path: str) -> None:
     page = new_page(browser, bypass_csp=True)
     page.goto(f"{server}{path}?lang=fr")
@@ -73,7 +73,7 @@ def test_axe_finds_no_serious_violation(browser: Any, server: str, path: str) ->
     assert serious == [], json.dumps([(v["id"], v["help"], [n["target"] for n in v["nodes"]]) for v in serious])
 
 
-@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict"])
+@pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict", "/fit"])
 def test_phone_width(browser: Any, server: str, path: str) -> None:
     page = new_page(browser, viewport={"width": 360, "height": 740}, locale="fr-FR")
     page.goto(server + path)
@@ -91,4 +91,21 @@ def test_predict_updates_and_draws(browser: Any, server: str) -> None:
     page.wait_for_function(
         "document.querySelector('.chart img') && document.querySelector('.chart img').naturalWidth > 0"
     )
+    assert page.errors == []
+
+
+def test_fit_paste_and_upload(browser: Any, server: str, tmp_path: Any) -> None:
+    page = new_page(browser, locale="en-US")
+    page.goto(server + "/fit?lang=en")
+    assert "amdahl" in page.locator("#chosen").inner_text()
+    page.fill("#measurements", "devices,throughput\n1,1000\n2,1900\n4,3400\n8,5600\n16,7000\n32,6000")
+    page.locator("#peak").wait_for()
+    assert "usl" in page.locator("#chosen").inner_text()
+    upload = tmp_path / "runs.csv"
+    upload.write_text("devices,throughput\n1,100\n2,199\n4,396\n8,785\n", encoding="utf-8")
+    page.set_input_files("#upload", str(upload))
+    page.wait_for_function("document.querySelector('#measurements').value.includes('785')")
+    page.locator("#chosen").filter(has_text="constant").or_(
+        page.locator("#chosen").filter(has_text="amdahl")
+    ).wait_for()
     assert page.errors == []

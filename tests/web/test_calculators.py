@@ -276,3 +276,28 @@ def test_api_predict(client: TestClient) -> None:
     )
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["field"] == "intra_bandwidth"
+
+
+def test_fit_page_with_its_example(client: TestClient) -> None:
+    r = client.get("/fit", params={"lang": "en"})
+    assert r.status_code == 200
+    assert "Chosen model: amdahl" in r.text
+    assert 'id="fit-predictions"' in r.text
+    assert "<textarea" in r.text
+    assert client.get("/chart/fit.svg", params={"lang": "en"}).status_code == 200
+
+
+def test_fit_page_errors_on_the_measurements_field(client: TestClient) -> None:
+    r = client.get("/fit", params={"lang": "en", "measurements": "gpus,samples\n1,2", "at": "", "model": "auto"})
+    assert "found gpus, samples" in text_of(r.text, "measurements-error")
+    assert 'id="placeholder"' in r.text
+
+
+def test_api_fit(client: TestClient) -> None:
+    points = [{"devices": d, "throughput": a} for d, a in [(1, 367.29), (4, 1449.48), (8, 2887.65), (16, 5716.79)]]
+    r = client.post("/api/v1/fit", json={"points": points, "at": [32]})
+    assert r.status_code == 200
+    assert r.json()["chosen"] == "amdahl"
+    bad = client.post("/api/v1/fit", json={"points": points[:1]})
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["field"] == "points"

@@ -277,8 +277,14 @@ def plan(
         str,
         typer.Option("--work", "-w", help="Samples (or tokens) to process: dataset size × epochs.", show_default=False),
     ],
-    per_device: Annotated[str, typer.Option("--per-device", "-v", help="v, one device's throughput alone.")],
-    efficiency: Annotated[str, typer.Option("--efficiency", "-e", help="E: 90% or 0.9.")],
+    per_device: Annotated[
+        str | None, typer.Option("--per-device", "-v", help="v, one device's throughput alone [default: from --fit].")
+    ] = None,
+    efficiency: Annotated[str | None, typer.Option("--efficiency", "-e", help="E: 90% or 0.9; or give --fit.")] = None,
+    fitted: Annotated[
+        str | None,
+        typer.Option("--fit", help="Measurements (as for dpscale fit): E(d) from the best fitted model."),
+    ] = None,
     devices: Annotated[str | None, typer.Option("--devices", "-d", help="d; or give --deadline to find it.")] = None,
     epochs: Annotated[str, typer.Option("--epochs", help="Passes over --work.")] = "1",
     deadline: Annotated[
@@ -303,8 +309,21 @@ def plan(
 
     language = _lang(lang)
     w = parse_number(work, language, field="work") * parse_number(epochs, language, field="epochs")
-    v = parse_number(per_device, language, field="per_device_throughput")
-    e = parse_efficiency(efficiency, language)
+    if (efficiency is None) == (fitted is None):
+        given = "neither" if efficiency is None else f"--efficiency {efficiency} and --fit {fitted}"
+        raise InvalidInput("efficiency", given, "either --efficiency or --fit, not both")
+    e: float | Callable[[int], float]
+    if fitted is not None:
+        from dpscale import fit as fitting
+
+        best = fitting.fit(fitting.read_points(fitted)).best
+        e = best.efficiency
+        v = parse_number(per_device, language, field="per_device_throughput") if per_device else best.throughput(1)
+    else:
+        if per_device is None:
+            raise InvalidInput("per_device_throughput", "missing", "--per-device, or --fit to read it from runs")
+        e = parse_efficiency(efficiency or "", language)
+        v = parse_number(per_device, language, field="per_device_throughput")
     money = {
         "price_per_device_hour": _number(price, language, "price"),
         "watts_per_device": _number(watts, language, "watts"),
@@ -431,6 +450,42 @@ def predict(
         _emit_json({**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]})
         return
     print_prediction(prediction, found, language)
+
+
+@app.command()
+def fit(
+    measurements: Annotated[
+        str, typer.Argument(help="CSV (devices,throughput columns) or JSON lines from dpscale measure.")
+    ],
+    at: Annotated[str | None, typer.Option("--at", help="Sizes to predict: 128,256,512 or 64..1024.")] = None,
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="auto (all, ranked by AICc) or constant, amdahl, gustafson, usl, comm.")
+    ] = "auto",
+    plot: Annotated[str | None, typer.Option("--plot", help="Save the fitted curves: .svg, .png or .json.")] = None,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Fit how throughput grows with devices (Amdahl, Gustafson, USL, ...) and predict larger sizes.
+
+    dpscale fit runs.csv --at 128,256,512
+    """
+    from dpscale import fit as core
+    from dpscale.cli.render import print_fit
+    from dpscale.parse import parse_device_list
+
+    language = _lang(lang)
+    points = core.read_points(measurements)
+    sizes = parse_device_list(at, language, field="at") if at is not None else []
+    wanted = None if model.strip().lower() == "auto" else [m.strip().lower() for m in model.split(",")]
+    result = core.fit(points, models=wanted, at=sizes)
+    if plot is not None:
+        from dpscale.charts import fit_chart, save_chart
+
+        _save(plot, lambda: save_chart(fit_chart(result, language), plot, lang=language))
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    print_fit(result, language)
 
 
 def _save(path: str, write: Callable[[], Path]) -> None:

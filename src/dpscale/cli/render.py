@@ -22,6 +22,7 @@ from dpscale.i18n import Lang, translation
 
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
+    from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
     from dpscale.predict.model import Lever, Prediction
@@ -224,3 +225,46 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
             text = lever_text(lever.name, lang)
             lever_table.add_row(text, format_percent(lever.efficiency, lang), format_points(lever.gain, lang))
         out.print(lever_table)
+
+
+def print_fit(f: Fit, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    out = Console(highlight=False)
+    models = Table(
+        box=box.SIMPLE, pad_edge=False, title=_("Models fitted to %(n)s measurements") % {"n": len(f.points)}
+    )
+    for name in (_("Model"), _("Parameters (± standard error)"), "R²", "AICc"):
+        models.add_column(name, justify="left" if name != "AICc" else "right")
+    for m in f.models:
+        params = ", ".join(
+            f"{k} = {format_number(v, lang, decimals=4)} ± {format_number(m.errors[k], lang, decimals=4)}"
+            for k, v in m.params.items()
+        )
+        mark = " ←" if m.name == f.chosen else ""
+        aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
+        r2 = format_number(m.r2, lang, decimals=5) if m.params else "—"
+        models.add_row(f"{m.name}{mark}", params or "—", r2, aicc)
+    out.print(models)
+    best = f.best
+    if best.predictions:
+        table = Table(box=box.SIMPLE, pad_edge=False, title=_("Predicted by %(model)s") % {"model": best.name})
+        for name in (_("Devices"), _("Throughput"), _("95%% interval").replace("%%", "%"), _("Efficiency")):
+            table.add_column(name, justify="right")
+        for p in best.predictions:
+            interval = f"{format_number(p.low, lang, decimals=0)} – {format_number(p.high, lang, decimals=0)}"
+            table.add_row(
+                format_number(p.devices, lang) + (" *" if p.extrapolated else ""),
+                format_number(p.throughput, lang, decimals=0),
+                interval,
+                format_percent(p.efficiency, lang),
+            )
+        out.print(table)
+        if any(p.extrapolated for p in best.predictions):
+            out.print(_("* beyond the largest measured size"))
+    if f.peak_devices is not None:
+        out.print(
+            _("The USL fit peaks at about %(n)s devices: past that, adding devices slows the job down.")
+            % {"n": format_number(round(f.peak_devices), lang)}
+        )
+    for warning in f.warnings:
+        out.print(_("warning: %(text)s") % {"text": warning})

@@ -214,7 +214,7 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
 
     >>> from dpscale.predict.collectives import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
-    >>> [round(e, 3) for e in p.efficiency]
+    >>> [round(float(e), 3) for e in p.efficiency]
     [1.0, 0.96]
     """
     n = _devices(devices)

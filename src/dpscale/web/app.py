@@ -14,11 +14,13 @@ from urllib.parse import urlencode
 
 from babel.core import negotiate_locale
 from fastapi import FastAPI, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dpscale import batch, pipeline, plan, scaling
@@ -138,6 +140,17 @@ class PredictOut(BaseModel):
     levers: list[LeverOut]
 
 
+class PointIn(BaseModel):
+    devices: int = Field(ge=1, le=MAX_DEVICES)
+    throughput: float = Field(ge=MIN_POSITIVE, le=MAX_THROUGHPUT * MAX_DEVICES)
+
+
+class FitIn(BaseModel):
+    points: list[PointIn] = Field(min_length=2, max_length=10_000)
+    models: list[Literal["constant", "amdahl", "gustafson", "usl", "comm"]] | None = None
+    at: list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]] = Field(default_factory=list, max_length=256)
+
+
 class FieldError(BaseModel):
     field: str
     message: str
@@ -238,10 +251,19 @@ def create_app() -> FastAPI:
         errors = []
         for err in exc.errors():
             loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body")]
+            if err.get("type") == "json_invalid":  # the body is not JSON at all: the request is at fault
+                loc = []
             given = err.get("input")
             message = f"got {given!r}; {err.get('msg', 'invalid value')}" if given is not None else err.get("msg", "")
             errors.append({"field": ".".join(loc) or "request", "message": message})
         return JSONResponse({"errors": errors}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400:  # a body that cannot even be decoded: same shape as every other error
+            body = {"errors": [{"field": "request", "message": str(exc.detail)}]}
+            return JSONResponse(body, status_code=400)
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(InvalidInput)
     async def _invalid(request: Request, exc: InvalidInput) -> JSONResponse:
@@ -250,6 +272,7 @@ def create_app() -> FastAPI:
     bad_input: dict[int | str, dict[str, Any]] = {
         422: {"model": ErrorsOut, "description": "A value out of range or unreadable"},
         414: {"model": ErrorsOut, "description": "A query string over 2 048 characters"},
+        400: {"model": ErrorsOut, "description": "A body that cannot be decoded"},
     }
 
     @app.get(
@@ -377,6 +400,16 @@ def create_app() -> FastAPI:
         found = model.levers(devices, workload, cluster)
         return {**model.predict(devices, workload, cluster).to_dict(), "levers": [lever.to_dict() for lever in found]}
 
+    @app.post(
+        "/api/v1/fit",
+        responses=bad_input,
+        summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
+    )
+    async def api_fit(body: FitIn) -> dict[str, Any]:
+        from dpscale import fit as fitting
+
+        return fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at).to_dict()
+
     def render(calc: Calculator, template: str, request: Request, lang: str | None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
         form = read_form(calc, chosen, dict(request.query_params))
@@ -449,6 +482,15 @@ def create_app() -> FastAPI:
         if form.result is None:
             return form_errors(form)
         return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen))
+
+    @app.get("/chart/fit.svg", include_in_schema=False)
+    def fit_chart(request: Request, lang: str | None = None) -> Response:
+        from dpscale.charts import fit_chart, to_svg
+
+        chosen, form = chart_form("fit", request, lang)
+        if form.result is None:
+            return form_errors(form)
+        return svg(to_svg(fit_chart(form.result, chosen), lang=chosen))
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:

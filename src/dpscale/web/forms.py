@@ -225,6 +225,10 @@ def _plan(v: dict[str, Any]) -> PlanResult:
     return PlanResult(result, deadline)
 
 
+# DLPerf's NVIDIA PyTorch ResNet-50 FP32 medians, 1 to 16 V100s (see the README).
+FIT_EXAMPLE = "devices,throughput\n1,367.29\n4,1449.48\n8,2887.65\n16,5716.79"
+
+
 @dataclass(frozen=True)
 class PredictResult:
     prediction: Any  # dpscale.predict.model.Prediction (numpy is imported only when a page asks)
@@ -250,6 +254,23 @@ def _predict(v: dict[str, Any]) -> PredictResult:
         v["jitter"] or 0.0,
     )
     return PredictResult(model.predict(v["devices"], workload, cluster), model.levers(v["devices"], workload, cluster))
+
+
+def _measurements(text: str, lang: Lang, field: str) -> Any:
+    from dpscale.fit import read_points
+
+    return read_points(field, text=text)
+
+
+def _model(text: str, lang: Lang, field: str) -> str:
+    return text.strip().lower()
+
+
+def _fit(v: dict[str, Any]) -> Any:
+    from dpscale import fit
+
+    models = None if v["model"] in (None, "", "auto") else [v["model"]]
+    return fit.fit(v["measurements"], models=models, at=v["at"] or [])
 
 
 CALCULATORS: dict[str, Calculator] = {
@@ -329,5 +350,16 @@ CALCULATORS: dict[str, Calculator] = {
         },
         _predict,
         aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
+    ),
+    "fit": Calculator(
+        "fit",
+        "/fit",
+        {
+            "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE),
+            "at": Field(_device_list, "32; 64; 128", "32, 64, 128", required=False),
+            "model": Field(_model, "auto", "auto", required=False),
+        },
+        _fit,
+        aliases={"points": "measurements", "file": "measurements"},
     ),
 }

@@ -58,6 +58,17 @@
     clearTimeout(timer);
     update();
   });
+  // A file chosen for upload is read here and pasted into its text field: nothing is uploaded.
+  Array.prototype.forEach.call(document.querySelectorAll("input[type=file][data-fills]"), function (input) {
+    input.addEventListener("change", function () {
+      var target = document.getElementById(input.getAttribute("data-fills"));
+      if (!target || !input.files || !input.files[0]) return;
+      input.files[0].text().then(function (text) {
+        target.value = text;
+        target.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+    });
+  });
   // The language switch keeps what was typed, also after live edits.
   var switcher = document.querySelector(".lang-switch");
   if (switcher) {

@@ -1,0 +1,516 @@
+"""Scaling laws fitted to measured throughputs, with their uncertainty and a verdict on each.
+
+Every model gives the cluster throughput A(n) of n devices; E(n) = A(n) / (n·A(1)).
+
+    constant    A = λ·n·E for n > 1, A(1) = λ               the seed's: one efficiency for every size
+    amdahl      A = λ·n / (1 + σ·(n−1))                      Amdahl 1967: a serial share σ of each step
+    gustafson   A = λ·(n − σ·(n−1))                          Gustafson 1988: scaled (weak) speedup
+    usl         A = λ·n / (1 + σ·(n−1) + κ·n·(n−1))          Gunther's Universal Scalability Law:
+                                                             contention σ, coherency κ; peaks at
+                                                             n* = √((1−σ)/κ)
+    comm        A = λ·n / (1 + a·(n−1) + b·(n−1)/n)          the ring all-reduce of dpscale.predict
+                                                             without overlap: a = 2α/T, b = 2Gβ/T,
+                                                             latency and bandwidth per step time T
+
+λ is the throughput of one device as the model sees it. Parameters are fitted by bounded least
+squares (scipy.optimize.curve_fit, trust-region reflective) on every measurement, repeats
+included; their standard errors come from the covariance; models are ranked by AICc (Hurvich &
+Tsai 1989), which penalises parameters; predictions carry a 95 % prediction interval from the
+delta method and the residual variance, with Student's t.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpscale import _validate
+from dpscale.errors import InvalidInput, MissingExtra
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["MODELS", "Fit", "ModelFit", "Point", "Prediction", "fit", "read_points"]
+
+EXTRAPOLATION_FACTOR = 4  # predicting past 4× the largest measured size earns a warning
+PEAK_REACH = 16  # a USL peak further than 16× the largest measured size is not reported
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One measurement: ``devices`` devices delivered ``throughput`` together."""
+
+    devices: int
+    throughput: float
+
+
+@dataclass(frozen=True)
+class _Law:
+    name: str
+    params: tuple[str, ...]
+    formula: str
+    source: str
+    fn: Callable[..., Any]
+    bounds: tuple[tuple[float, ...], tuple[float, ...]]
+
+
+def _constant(n: Any, lam: float, e: float) -> Any:
+    import numpy as np
+
+    return lam * n * np.where(np.asarray(n) > 1, e, 1.0)
+
+
+def _amdahl(n: Any, lam: float, sigma: float) -> Any:
+    return lam * n / (1 + sigma * (n - 1))
+
+
+def _gustafson(n: Any, lam: float, sigma: float) -> Any:
+    return lam * (n - sigma * (n - 1))
+
+
+def _usl(n: Any, lam: float, sigma: float, kappa: float) -> Any:
+    return lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+def _comm(n: Any, lam: float, a: float, b: float) -> Any:
+    return lam * n / (1 + a * (n - 1) + b * (n - 1) / n)
+
+
+INF = math.inf
+MODELS: dict[str, _Law] = {
+    law.name: law
+    for law in (
+        _Law(
+            "constant",
+            ("lambda", "E"),
+            "A = λ·n·E (n > 1), A(1) = λ",
+            "the seed's constant efficiency",
+            _constant,
+            ((0, 0), (INF, 1.5)),
+        ),
+        _Law("amdahl", ("lambda", "sigma"), "A = λ·n / (1 + σ(n−1))", "Amdahl 1967", _amdahl, ((0, 0), (INF, 1))),
+        _Law("gustafson", ("lambda", "sigma"), "A = λ·(n − σ(n−1))", "Gustafson 1988", _gustafson, ((0, 0), (INF, 1))),
+        _Law(
+            "usl",
+            ("lambda", "sigma", "kappa"),
+            "A = λ·n / (1 + σ(n−1) + κ·n(n−1))",
+            "Gunther 1993, Universal Scalability Law",
+            _usl,
+            ((0, 0, 0), (INF, 1, 1)),
+        ),
+        _Law(
+            "comm",
+            ("lambda", "a", "b"),
+            "A = λ·n / (1 + a(n−1) + b(n−1)/n)",
+            "dpscale.predict's ring all-reduce, no overlap",
+            _comm,
+            ((0, 0, 0), (INF, INF, INF)),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A(n) and E(n) at one size, with a 95 % prediction interval on A."""
+
+    devices: int
+    throughput: float
+    low: float
+    high: float
+    efficiency: float
+    extrapolated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "devices": self.devices,
+            "throughput": self.throughput,
+            "interval": [_finite(self.low), _finite(self.high)],
+            "efficiency": _finite(self.efficiency),
+            "extrapolated": self.extrapolated,
+        }
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """One model fitted to the points, or the reason it could not be."""
+
+    name: str
+    formula: str
+    source: str
+    params: dict[str, float]
+    errors: dict[str, float]
+    rss: float
+    r2: float
+    aicc: float | None
+    predictions: tuple[Prediction, ...]
+    peak_devices: float | None = None  # USL: the size past which throughput falls
+    skipped: str | None = None
+    covariance: tuple[tuple[float, ...], ...] = ()
+    residual_variance: float = math.nan
+    dof: int = 0
+    largest_measured: int = 0
+
+    def throughput(self, devices: float) -> float:
+        """A(n) of the fitted model."""
+        law = MODELS[self.name]
+        return float(law.fn(float(devices), *(self.params[p] for p in law.params)))
+
+    def predict(self, sizes: Sequence[int]) -> tuple[Prediction, ...]:
+        """A(n) with a 95 % prediction interval, and E(n), at each size."""
+        np, _, stats = _scipy()
+        law = MODELS[self.name]
+        params = np.array([self.params[p] for p in law.params])
+        cov = np.array(self.covariance) if self.covariance else np.full((len(params), len(params)), np.nan)
+        usable = bool(np.all(np.isfinite(cov))) and self.dof > 0
+        t = float(stats.t.ppf(0.975, self.dof)) if self.dof > 0 else math.nan
+        one = self.throughput(1)
+        out = []
+        for size in sizes:
+            a = self.throughput(size)
+            half = math.nan
+            if usable:
+                grad = _gradient(law.fn, float(size), params, np)
+                var = float(grad @ cov @ grad) + self.residual_variance
+                half = t * math.sqrt(var) if var >= 0 else math.nan
+            e = a / (size * one) if one > 0 else math.nan
+            out.append(Prediction(size, a, a - half, a + half, e, size > self.largest_measured))
+        return tuple(out)
+
+    def efficiency(self, devices: int) -> float:
+        """E(n) = A(n) / (n·A(1)): a curve the planner can take."""
+        law = MODELS[self.name]
+        values = [self.params[p] for p in law.params]
+        n = _validate.whole("devices", devices)
+        return float(law.fn(n, *values) / (n * law.fn(1, *values)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.name,
+            "formula": self.formula,
+            "source": self.source,
+            "params": self.params,
+            "standard_errors": {k: _finite(v) for k, v in self.errors.items()},
+            "rss": _finite(self.rss),
+            "r2": _finite(self.r2),
+            "aicc": self.aicc,
+            "peak_devices": self.peak_devices,
+            "skipped": self.skipped,
+            "predictions": [p.to_dict() for p in self.predictions],
+        }
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Every model tried, the one chosen, and the warnings a careful reader needs."""
+
+    points: tuple[Point, ...]
+    models: tuple[ModelFit, ...]
+    chosen: str
+    warnings: tuple[str, ...]
+
+    @property
+    def best(self) -> ModelFit:
+        return next(m for m in self.models if m.name == self.chosen)
+
+    @property
+    def peak_devices(self) -> float | None:
+        """Where the USL says throughput stops growing, when the data can say so.
+
+        Only from a USL fit with enough points to be ranked, and only within PEAK_REACH times the
+        largest measured size: a peak far beyond the data is the fit's guess, not a finding.
+        """
+        usl = next((m for m in self.models if m.name == "usl"), None)
+        if usl is None or usl.aicc is None or usl.peak_devices is None:
+            return None
+        largest = max(p.devices for p in self.points)
+        return usl.peak_devices if usl.peak_devices <= PEAK_REACH * largest else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "points": [{"devices": p.devices, "throughput": p.throughput} for p in self.points],
+            "chosen": self.chosen,
+            "peak_devices": self.peak_devices,
+            "warnings": list(self.warnings),
+            "models": [m.to_dict() for m in self.models],
+        }
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no NaN: an undefined number (no interval with too few points) is null."""
+    return x if math.isfinite(x) else None
+
+
+def _points(points: Iterable[Point | tuple[Any, Any] | dict[str, Any]]) -> tuple[Point, ...]:
+    out = []
+    d: Any
+    a: Any
+    for i, item in enumerate(points):
+        if isinstance(item, Point):
+            d, a = item.devices, item.throughput
+        elif isinstance(item, dict):
+            d, a = item.get("devices"), item.get("throughput")
+        else:
+            try:
+                d, a = item
+            except (TypeError, ValueError):
+                raise InvalidInput(f"points[{i}]", item, "a (devices, throughput) pair") from None
+        try:
+            out.append(Point(_validate.whole("devices", d), _validate.positive("throughput", a)))
+        except InvalidInput as exc:
+            raise InvalidInput(f"points[{i}].{exc.field}", exc.value, exc.accepted) from None
+    return tuple(out)
+
+
+def _scipy() -> tuple[Any, Any, Any]:
+    try:
+        import numpy
+        from scipy import optimize, stats
+    except ImportError as exc:
+        raise MissingExtra("fitting", "fit") from exc
+    return numpy, optimize, stats
+
+
+def fit(
+    points: Iterable[Point | tuple[Any, Any] | dict[str, Any]],
+    *,
+    models: Sequence[str] | None = None,
+    at: Sequence[int] = (),
+) -> Fit:
+    """Fit each model to ``points`` and predict A and E at the sizes ``at``.
+
+    >>> f = fit([(1, 367.29), (4, 1449.48), (8, 2887.65), (16, 5716.79)], at=[32])
+    >>> f.chosen, round(f.best.predictions[0].efficiency, 2)
+    ('amdahl', 0.96)
+    """
+    np, optimize, stats = _scipy()
+    data = _points(points)
+    names = list(models) if models else list(MODELS)
+    for name in names:
+        if name not in MODELS:
+            raise InvalidInput("model", name, "auto or one of " + ", ".join(MODELS))
+    sizes = [_validate.whole("at", n) for n in at]
+    if len(data) < 2:
+        raise InvalidInput("points", len(data), "at least two measurements, at two or more cluster sizes")
+    distinct = sorted({p.devices for p in data})
+    if len(distinct) < 2:
+        raise InvalidInput("points", f"only {distinct[0]} devices", "measurements at two or more cluster sizes")
+    n = np.array([p.devices for p in data], dtype=np.float64)
+    y = np.array([p.throughput for p in data], dtype=np.float64)
+    largest = max(distinct)
+    notes: list[str] = []
+    if 1 not in distinct:
+        notes.append("no single-device measurement: efficiencies are relative to the model's own A(1)")
+    far = [s for s in sizes if s > EXTRAPOLATION_FACTOR * largest]
+    if far:
+        notes.append(
+            f"predicting at {', '.join(map(str, far))} devices, more than {EXTRAPOLATION_FACTOR}× the largest "
+            f"measured ({largest}): treat those numbers as a guess, not a forecast"
+        )
+    fits = [_fit_one(MODELS[name], n, y, distinct, sizes, largest, np, optimize, stats) for name in names]
+    fitted = [m for m in fits if m.skipped is None]
+    if not fitted:
+        raise InvalidInput("points", len(data), "enough measurements for at least one model (add sizes or repeats)")
+    ranked = [m for m in fitted if m.aicc is not None]
+    if ranked:
+        chosen = min(ranked, key=lambda m: m.aicc if m.aicc is not None else math.inf)
+    else:  # too few points to rank any: the simplest model that fits
+        chosen = min(fitted, key=lambda m: (len(m.params), m.rss))
+        notes.append(f"too few measurements ({len(data)}) to rank the models by AICc: showing the simplest")
+    for m in fits:
+        if m.skipped:
+            notes.append(f"{m.name}: {m.skipped}")
+        elif m.aicc is None and ranked:
+            notes.append(f"{m.name}: too few measurements ({len(data)}) to rank {len(m.params)} parameters by AICc")
+    if chosen.peak_devices is not None and any(s > chosen.peak_devices for s in sizes):
+        notes.append(f"past about {chosen.peak_devices:.0f} devices the fitted throughput falls as devices are added")
+    return Fit(data, tuple(fits), chosen.name, tuple(notes))
+
+
+def _fit_one(
+    law: _Law,
+    n: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    distinct: list[int],
+    sizes: list[int],
+    largest: int,
+    np: Any,
+    optimize: Any,
+    stats: Any,
+) -> ModelFit:
+    k = len(law.params)
+    m = len(y)
+    empty = ModelFit(law.name, law.formula, law.source, {}, {}, math.nan, math.nan, None, ())
+    if len(distinct) < k:
+        return _skip(empty, f"needs measurements at {k} or more sizes, has {len(distinct)}")
+    lam0 = float(np.median(y / n))
+    p0 = [lam0] + ([0.9] if law.name == "constant" else [1e-3] * (k - 1))
+    try:
+        # A covariance that cannot be estimated (too few points) is reported as unknown errors.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", optimize.OptimizeWarning)
+            params, cov = optimize.curve_fit(
+                law.fn, n, y, p0=p0, bounds=law.bounds, method="trf", maxfev=20_000, x_scale="jac"
+            )
+    except (RuntimeError, ValueError) as exc:
+        return _skip(empty, f"did not converge ({exc})")
+    residuals = y - law.fn(n, *params)
+    rss = float(residuals @ residuals)
+    tss = float(((y - y.mean()) ** 2).sum())
+    r2 = 1 - rss / tss if tss > 0 else 1.0
+    dof = m - k
+    aicc = None
+    if m - k - 1 > 0:
+        aicc = m * math.log(max(rss, 1e-300) / m) + 2 * k + 2 * k * (k + 1) / (m - k - 1)
+    with np.errstate(all="ignore"):
+        errors = np.sqrt(np.clip(np.diag(cov), 0, None)) if np.all(np.isfinite(cov)) else np.full(k, math.nan)
+    peak = None
+    if law.name == "usl" and params[2] > 0:
+        peak = math.sqrt(max(1 - params[1], 0) / params[2])
+    result = ModelFit(
+        law.name,
+        law.formula,
+        law.source,
+        dict(zip(law.params, map(float, params), strict=True)),
+        dict(zip(law.params, map(float, errors), strict=True)),
+        rss,
+        r2,
+        aicc,
+        (),
+        peak,
+        None,
+        tuple(tuple(float(x) for x in row) for row in cov),
+        rss / dof if dof > 0 else math.nan,
+        dof,
+        largest,
+    )
+    return dataclasses.replace(result, predictions=result.predict(sizes))
+
+
+def _skip(empty: ModelFit, reason: str) -> ModelFit:
+    return ModelFit(empty.name, empty.formula, empty.source, {}, {}, math.nan, math.nan, None, (), None, reason)
+
+
+def _gradient(fn: Callable[..., Any], x: float, params: Any, np: Any) -> Any:
+    """∂A/∂θ at x by central differences (the models are smooth in their parameters)."""
+    grad = np.empty(len(params))
+    for i, p in enumerate(params):
+        h = 1e-6 * max(abs(p), 1e-6)
+        up, down = params.copy(), params.copy()
+        up[i] += h
+        down[i] = max(p - h, 0.0)
+        grad[i] = (fn(x, *up) - fn(x, *down)) / (up[i] - down[i])
+    return grad
+
+
+# --- reading measurements -------------------------------------------------------------------
+
+
+def read_points(source: str | Path, *, text: str | None = None) -> tuple[Point, ...]:
+    """Measurements from a CSV file (``devices`` and ``throughput`` columns) or JSON lines.
+
+    Lines starting with ``#`` are comments. JSON lines need ``devices`` and ``throughput`` keys
+    (``dpscale measure`` writes them; records marked ``"complete": false`` are skipped). Errors
+    name the line and the column.
+    """
+    name = str(source)
+    if text is None:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InvalidInput("file", name, "an existing CSV or JSON-lines file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput("file", name, f"a readable UTF-8 text file ({exc})") from None
+    lines = [
+        (i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise InvalidInput("file", name, "measurements: a devices,throughput header and one row per run")
+    if lines[0][1].lstrip().startswith("{"):
+        return _read_jsonl(name, lines)
+    return _read_csv(name, lines)
+
+
+def _number(name: str, line: int, column: str, cell: Any, *, whole: bool) -> Any:
+    accepted = "a whole number of at least 1" if whole else "a number greater than 0"
+    try:
+        value = float(cell)
+        if whole:
+            return _validate.whole(column, value)
+        return _validate.positive(column, value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name}, line {line}, column {column}", cell, accepted) from None
+
+
+def _read_csv(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
+    # Commas, semicolons or tabs (a spreadsheet's copy) between cells; numbers with a decimal point.
+    try:
+        dialect: Any = csv.Sniffer().sniff(lines[0][1], delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    rows = list(csv.reader(io.StringIO("\n".join(line for _, line in lines)), dialect))
+    header = [h.strip().lower() for h in rows[0]]
+    duplicates = sorted({h for h in header if header.count(h) > 1})
+    if duplicates:
+        raise InvalidInput(
+            f"{name}, line {lines[0][0]}", ",".join(rows[0]), f"each column once ({', '.join(duplicates)} repeated)"
+        )
+    missing = [c for c in ("devices", "throughput") if c not in header]
+    if missing:
+        raise InvalidInput(
+            f"{name}, line {lines[0][0]}",
+            ",".join(rows[0]),
+            f"a header with devices and throughput columns (missing {', '.join(missing)}; "
+            f"found {', '.join(header) or 'nothing'})",
+        )
+    d_col, a_col = header.index("devices"), header.index("throughput")
+    out = []
+    for (number, _), row in zip(lines[1:], rows[1:], strict=True):
+        if len(row) != len(header):
+            raise InvalidInput(f"{name}, line {number}", ",".join(row), f"{len(header)} cells, as in the header")
+        out.append(
+            Point(
+                _number(name, number, "devices", row[d_col].strip(), whole=True),
+                _number(name, number, "throughput", row[a_col].strip(), whole=False),
+            )
+        )
+    if not out:
+        raise InvalidInput(name, "a header and no rows", "one row per measured run")
+    return tuple(out)
+
+
+def _read_jsonl(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
+    out = []
+    for number, line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{name}, line {number}", line[:60], f"one JSON object per line ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise InvalidInput(f"{name}, line {number}", line[:60], "a JSON object with devices and throughput")
+        if record.get("complete") is False:
+            continue
+        for key in ("devices", "throughput"):
+            if key not in record:
+                raise InvalidInput(
+                    f"{name}, line {number}", line[:60], f"a {key} key (found {', '.join(record) or 'none'})"
+                )
+        out.append(
+            Point(
+                _number(name, number, "devices", record["devices"], whole=True),
+                _number(name, number, "throughput", record["throughput"], whole=False),
+            )
+        )
+    if not out:
+        raise InvalidInput(name, "no complete record", "at least one complete measurement")
+    return tuple(out)
