@@ -12,7 +12,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml requirements/test.txt requirements/constraints.txt
-	$(PIP) -e '.[web]' -r requirements/test.txt
+	$(PIP) -e '.[web,measure]' -r requirements/test.txt
 	touch $@
 
 install: $(STAMP)
@@ -46,7 +46,7 @@ clean:
 ## locales: extract strings, update the French catalog, compile it
 locales: install
 	$(VENV)/bin/pybabel extract -F babel.cfg --no-location --sort-output --project dpscale -o src/dpscale/locales/dpscale.pot src
-	$(VENV)/bin/pybabel update -D dpscale -i src/dpscale/locales/dpscale.pot -d src/dpscale/locales --no-fuzzy-matching
+	$(VENV)/bin/pybabel update -D dpscale -i src/dpscale/locales/dpscale.pot -d src/dpscale/locales --no-fuzzy-matching --ignore-obsolete
 	$(VENV)/bin/pybabel compile -D dpscale -d src/dpscale/locales
 
 ## vendor: refresh the front-end files the app serves, from the npm registry (see web/package.json)

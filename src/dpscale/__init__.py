@@ -2,7 +2,7 @@
 
 from dpscale._sweep import Sweep, sweep
 from dpscale._version import __version__
-from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra
+from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, RunFailed
 from dpscale.scaling import Scaling, Solution, devices_for, efficiency_from, per_device_for, scale, solve
 
 __all__ = [
@@ -22,5 +22,19 @@ __all__ = [
     "DpscaleError",
     "InvalidInput",
     "MissingExtra",
+    "RunFailed",
     "__version__",
+    # measurement (torch, imported on first use)
+    "Meter",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Meter needs torch; importing dpscale must not.
+    if name == "Meter":
+        try:
+            from dpscale.measure.meter import Meter
+        except ImportError as exc:
+            raise MissingExtra("Meter", "measure") from exc
+        return Meter
+    raise AttributeError(f"module 'dpscale' has no attribute {name!r}")

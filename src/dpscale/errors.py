@@ -5,14 +5,15 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
     DpscaleError                      base of everything dpscale raises on purpose
      ├── InvalidInput (ValueError)    a value out of range or unreadable; knows field, value, accepted
      │    └── AmbiguousInput          readable two ways (an efficiency of "90"); says how to write it
-     └── MissingExtra (ImportError)   an optional part is not installed; says what to pip install
+     ├── MissingExtra (ImportError)   an optional part is not installed; says what to pip install
+     └── RunFailed (RuntimeError)     a measured run did not complete: which rank, how, what was left
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra"]
+__all__ = ["AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "RunFailed"]
 
 
 class DpscaleError(Exception):
@@ -55,6 +56,10 @@ class MissingExtra(DpscaleError, ImportError):
         self.feature = feature
         self.extra = extra
         super().__init__(f"{feature} needs the '{extra}' extra: pip install 'dpscale[{extra}]'")
+
+
+class RunFailed(DpscaleError, RuntimeError):
+    """A distributed run stopped before it completed; the message names the rank and the cause."""
 
 
 def _show(value: Any) -> str:

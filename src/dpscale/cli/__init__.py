@@ -11,6 +11,8 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 EXIT_BAD_INPUT = 2
+EXIT_RUN_FAILED = 1
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -19,12 +21,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     from typer._click.exceptions import ClickException  # Typer's own (vendored) Click
 
     from dpscale.cli.app import app
-    from dpscale.errors import DpscaleError
+    from dpscale.errors import DpscaleError, RunFailed
 
     args = list(sys.argv[1:] if argv is None else argv)
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args or ["--help"], prog_name="dpscale", standalone_mode=False)
+    except RunFailed as exc:  # the input was fine; the run was not
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        sys.exit(EXIT_RUN_FAILED)
     except DpscaleError as exc:
         _fail(str(exc))
     except ClickException as exc:
@@ -32,7 +37,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fail(f"{where}{exc.format_message()} (see --help)")
     except (KeyboardInterrupt, typer.Abort):
         print("dpscale: interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
+    if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into Exit(130)
+        print("dpscale: interrupted", file=sys.stderr)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -360,7 +360,9 @@ def predict(
         str, typer.Option("--grad-bytes", help="Bytes per gradient value (4: fp32, 2: fp16/bf16).")
     ] = "4",
     accumulation: Annotated[str, typer.Option("--accumulation", "-k", help="Gradient-accumulation micro-steps.")] = "1",
-    devices_per_node: Annotated[str, typer.Option("--devices-per-node", "-g", help="Devices in one node.")] = "8",
+    devices_per_node: Annotated[
+        str | None, typer.Option("--devices-per-node", "-g", help="Devices in one node [default: 8, or --network's].")
+    ] = None,
     intra: Annotated[
         str | None, typer.Option("--intra", help="Preset of the link inside a node: nvlink3, pcie4, ...")
     ] = None,
@@ -382,6 +384,10 @@ def predict(
         str | None, typer.Option("--inter-efficiency", help="Share of the bandwidth reached.")
     ] = None,
     nics: Annotated[str, typer.Option("--nics", help="Network cards per node, with --inter.")] = "1",
+    network: Annotated[
+        str | None,
+        typer.Option("--network", help="A profile from dpscale probe: its measured links replace the presets."),
+    ] = None,
     algorithm: Annotated[str, typer.Option("--algorithm", help="auto, ring, tree or hierarchical.")] = "auto",
     no_overlap: Annotated[
         bool, typer.Option("--no-overlap", help="All-reduce after the backward pass, not during it.")
@@ -425,6 +431,15 @@ def predict(
         )
 
     intra_link = link("intra", intra, intra_bw, intra_latency, intra_efficiency)
+    inter_link = link("inter", inter, inter_bw, inter_latency, inter_efficiency)
+    per_node = 8 if devices_per_node is None else parse_count(devices_per_node, language, field="devices_per_node")
+    if network is not None:
+        measured_intra, measured_inter, measured_per_node = presets.from_profile(network)
+        intra_link = intra_link or measured_intra
+        inter_link = inter_link or measured_inter
+        if measured_intra is None and intra_link is None:
+            intra_link = measured_inter  # a profile across nodes only: one measured tier for both
+        per_node = measured_per_node if devices_per_node is None else per_node
     if intra_link is None:
         raise InvalidInput("intra_bw", "missing", "--intra-bw (such as 300GB/s) or --intra (such as nvlink3)")
     workload = model.Workload(
@@ -436,8 +451,8 @@ def predict(
     )
     cluster = model.Cluster(
         intra_link,
-        parse_count(devices_per_node, language, field="devices_per_node"),
-        link("inter", inter, inter_bw, inter_latency, inter_efficiency),
+        per_node,
+        inter_link,
         algorithm.strip().lower(),  # type: ignore[arg-type]  # validated by Cluster
         not no_overlap,
         parse_bytes(bucket, language, field="bucket"),
@@ -486,6 +501,153 @@ def fit(
         _emit_json(result.to_dict())
         return
     print_fit(result, language)
+
+
+Nodes = Annotated[int, typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each.")]
+NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank).")]
+Endpoint = Annotated[
+    str | None, typer.Option("--rdzv-endpoint", help="host:port of the rendezvous, with --nnodes > 1 (torchrun's).")
+]
+Backend = Annotated[str, typer.Option("--backend", help="auto (NCCL with GPUs, else gloo), gloo or nccl.")]
+Timeout = Annotated[str, typer.Option("--timeout", help="How long a rank may wait for the others: 120s, 5min.")]
+
+
+def _cluster(
+    language: Lang, nproc: int, nnodes: int, node_rank: int, endpoint: str | None, backend: str, timeout: str
+) -> Any:
+    from dpscale.measure.launcher import Cluster
+    from dpscale.parse import parse_duration
+
+    if nnodes < 1:
+        raise InvalidInput("nnodes", nnodes, "a whole number of at least 1")
+    if not 0 <= node_rank < nnodes:
+        raise InvalidInput("node_rank", node_rank, f"a rank from 0 to {nnodes - 1}")
+    return Cluster(
+        nproc_per_node=nproc,
+        nnodes=nnodes,
+        node_rank=node_rank,
+        rdzv_endpoint=endpoint,
+        backend=backend.strip().lower(),
+        timeout=parse_duration(timeout, language, field="timeout"),
+    )
+
+
+def _measure_module() -> Any:
+    try:
+        from dpscale.measure import launcher
+    except ImportError as exc:
+        raise MissingExtra("dpscale measure and probe", "measure") from exc
+    return launcher
+
+
+@app.command()
+def measure(
+    nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node at each size: 1,2,4,8.")] = "1,2",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="mlp, cnn or transformer.")] = "mlp",
+    params: Annotated[str, typer.Option("--params", "-p", help="Model size, to match your gradients: 25.6M.")] = "4M",
+    batch: Annotated[str, typer.Option("--batch", "-b", help="Samples per rank per step.")] = "32",
+    steps: Annotated[str, typer.Option("--steps", help="Timed steps per run.")] = "20",
+    warmup: Annotated[str, typer.Option("--warmup", help="Steps run before timing.")] = "5",
+    repeats: Annotated[str, typer.Option("--repeats", "-r", help="Runs per size, for the interval.")] = "3",
+    out: Annotated[str, typer.Option("--out", "-o", help="JSON-lines file the records are added to.")] = "runs.jsonl",
+    nnodes: Nodes = 1,
+    node_rank: NodeRank = 0,
+    rdzv_endpoint: Endpoint = None,
+    backend: Backend = "auto",
+    timeout: Timeout = "120s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Measure throughput and efficiency of a synthetic DDP job at each size, with torchrun.
+
+    dpscale measure --nproc 1,2 --workload mlp --params 4M --batch 32 --out runs.jsonl
+    """
+    import warnings
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dpscale.cli.render import print_measurements
+    from dpscale.parse import parse_device_list, parse_scaled_count
+
+    launcher = _measure_module()
+    language = _lang(lang)
+    sizes = parse_device_list(nproc, language, field="nproc")
+    base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout)
+    options: dict[str, Any] = {
+        "workload": workload.strip().lower(),
+        "params": parse_scaled_count(params, language, field="params"),
+        "batch": parse_count(batch, language, field="batch"),
+        "steps": parse_count(steps, language, field="steps"),
+        "warmup": parse_count(warmup, language, field="warmup", minimum=0),
+        "repeats": parse_count(repeats, language, field="repeats"),
+    }
+    from dpscale.measure.workloads import KINDS
+
+    if options["workload"] not in KINDS:
+        raise InvalidInput("workload", workload, "one of " + ", ".join(KINDS))
+    progress_console = Console(stderr=True)
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=True,
+            console=progress_console,  # stdout carries the results (--json)
+            disable=not progress_console.is_terminal,  # no bar in logs and pipes
+        ) as bar,
+    ):
+        warnings.simplefilter("always", RuntimeWarning)
+        task = bar.add_task("measuring", total=len(sizes) * options["repeats"])
+        found = launcher.measure(
+            sizes, cluster=base, out=out, progress=lambda done, total: bar.update(task, completed=done), **options
+        )
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    if as_json:
+        print("\n".join(json.dumps(r, ensure_ascii=False) for r in found))
+        return
+    print_measurements(found, out, language)
+
+
+@app.command()
+def probe(
+    nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node.")] = "2",
+    max_bytes: Annotated[str, typer.Option("--max-bytes", help="Largest message: 64MB, 256MiB.")] = "64MiB",
+    reps: Annotated[str, typer.Option("--reps", help="Timed all-reduces per size.")] = "10",
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="Network profile for dpscale predict --network.")
+    ] = "network.json",
+    nnodes: Nodes = 1,
+    node_rank: NodeRank = 0,
+    rdzv_endpoint: Endpoint = None,
+    backend: Backend = "auto",
+    timeout: Timeout = "120s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """All-reduce times over message sizes (like nccl-tests), and the α and β they imply.
+
+    dpscale probe --nproc 2 --out network.json
+    """
+    from dpscale.cli.render import print_probe
+    from dpscale.parse import parse_bytes
+
+    launcher = _measure_module()
+    language = _lang(lang)
+    cluster = _cluster(
+        language, parse_count(nproc, language, field="nproc"), nnodes, node_rank, rdzv_endpoint, backend, timeout
+    )
+    size = parse_bytes(max_bytes, language, field="max_bytes")
+    if size < 8:
+        raise InvalidInput("max_bytes", max_bytes, "at least 8 bytes")
+    profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
+    if as_json:
+        _emit_json(profile)
+        return
+    print_probe(profile, out, language)
 
 
 def _save(path: str, write: Callable[[], Path]) -> None:

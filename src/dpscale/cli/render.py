@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
@@ -268,3 +268,69 @@ def print_fit(f: Fit, lang: Lang) -> None:
         )
     for warning in f.warnings:
         out.print(_("warning: %(text)s") % {"text": warning})
+
+
+def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    console = Console(highlight=False)
+    table = Table(box=box.SIMPLE, pad_edge=False, title=_("Measured (records added to %(out)s)") % {"out": out})
+    for name in (
+        _("Devices"),
+        _("Throughput"),
+        _("95%% interval").replace("%%", "%"),
+        _("Efficiency"),
+        _("E interval"),
+        _("Step time CV"),
+    ):
+        table.add_column(name, justify="right")
+
+    def number(x: object, decimals: int = 0) -> str:
+        return format_number(float(x), lang, decimals=decimals) if isinstance(x, int | float) else "—"
+
+    for r in found:
+        ci = r.get("throughput_ci") or [None, None]
+        eci = r.get("efficiency_ci") or [None, None]
+        e = r.get("efficiency")
+        step = r.get("step_time")
+        cv = step.get("cv") if isinstance(step, dict) else None
+        table.add_row(
+            number(r["devices"]),
+            number(r["throughput"], 1),
+            f"{number(ci[0], 1)} – {number(ci[1], 1)}",
+            format_percent(float(e), lang) if isinstance(e, int | float) else "—",
+            (
+                f"{format_percent(float(eci[0]), lang)} – {format_percent(float(eci[1]), lang)}"
+                if isinstance(eci[0], int | float)
+                else "—"
+            ),
+            format_percent(float(cv), lang) if isinstance(cv, int | float) else "—",
+        )
+    console.print(table)
+
+
+def print_probe(profile: dict[str, Any], out: str, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    console = Console(highlight=False)
+    table = Table(
+        box=box.SIMPLE, pad_edge=False, title=_("All-reduce over %(n)s ranks") % {"n": profile.get("world_size")}
+    )
+    for name in (_("Size (bytes)"), _("Time"), "algbw (GB/s)", "busbw (GB/s)"):
+        table.add_column(name, justify="right")
+    for row in profile.get("sizes", []):
+        table.add_row(
+            format_number(row["bytes"], lang),
+            format_milliseconds(row["seconds"], lang),
+            format_number(row["algbw"] / 1e9, lang, decimals=3),
+            format_number(row["busbw"] / 1e9, lang, decimals=3),
+        )
+    console.print(table)
+    tier = profile.get("intra") or profile.get("inter")
+    if isinstance(tier, dict):
+        console.print(
+            _("Fitted: latency α = %(a)s, bandwidth 1/β = %(b)s GB/s; profile written to %(out)s")
+            % {
+                "a": format_milliseconds(tier["latency"], lang),
+                "b": format_number(tier["bandwidth"] / 1e9, lang, decimals=3),
+                "out": out,
+            }
+        )

@@ -66,3 +66,34 @@ def resolve_link(
         base.latency if latency is None else latency,
         base.efficiency if efficiency is None else efficiency,
     )
+
+
+def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
+    """The links a ``dpscale probe`` profile measured, and its devices per node."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput("network", path, "a profile written by dpscale probe --out") from None
+    except (OSError, ValueError) as exc:
+        raise InvalidInput("network", path, f"a readable JSON profile from dpscale probe ({exc})") from None
+
+    def tier(name: str) -> Link | None:
+        entry = data.get(name) if isinstance(data, dict) else None
+        if entry is None:
+            return None
+        try:
+            return Link(float(entry["bandwidth"]), float(entry["latency"]), float(entry.get("efficiency", 1.0)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInput(
+                "network", path, f"a profile whose {name} tier has bandwidth and latency ({exc})"
+            ) from None
+
+    if not isinstance(data, dict) or (data.get("intra") is None and data.get("inter") is None):
+        raise InvalidInput("network", path, "a profile with an intra or inter tier, as dpscale probe writes")
+    per_node = data.get("devices_per_node", 1)
+    if not isinstance(per_node, int) or per_node < 1:
+        raise InvalidInput("network", path, "a profile with devices_per_node, a whole number of at least 1")
+    return tier("intra"), tier("inter"), per_node

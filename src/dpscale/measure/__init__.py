@@ -1,0 +1,11 @@
+"""Measuring scaling on a real cluster with torch.distributed (the ``measure`` extra).
+
+The only part of dpscale that imports torch:
+
+- :mod:`dpscale.measure.workloads`: synthetic models (MLP, small CNN, small transformer) sized
+  by parameters and batch;
+- :mod:`dpscale.measure.worker`: one rank of a measured run, started by torchrun;
+- :mod:`dpscale.measure.launcher`: ``dpscale measure`` and ``dpscale probe``: torchrun at each
+  size, faults turned into clear errors, records written as JSON lines;
+- :mod:`dpscale.measure.meter`: :class:`Meter`, for timing the steps of one's own training loop.
+"""

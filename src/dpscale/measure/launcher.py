@@ -1,0 +1,384 @@
+"""``dpscale measure`` and ``dpscale probe``: torchrun at each size, faults turned into clear errors.
+
+Each run is ``torchrun`` (``python -m torch.distributed.run``) in a session of its own, so that
+a timeout or Ctrl-C ends every process it started. The workers note when they have joined and how
+far they got, which is how a failure names the rank that crashed, hung or never joined. Nothing
+is written as complete unless every rank finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpscale.errors import InvalidInput, RunFailed
+from dpscale.measure import records
+
+__all__ = ["Cluster", "fit_alpha_beta", "measure", "probe"]
+
+# torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
+_EXITCODE = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
+_TIMED_OUT = re.compile(r"^\[rank(\d+)\]:.*(?:Timed out|timed out|Timeout)", re.M)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits."""
+
+    nproc_per_node: int = 1
+    nnodes: int = 1
+    node_rank: int = 0
+    rdzv_endpoint: str | None = None
+    rdzv_id: str = "dpscale"
+    backend: str = "auto"
+    timeout: float = 120.0
+    threads: int | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def world_size(self) -> int:
+        return self.nproc_per_node * self.nnodes
+
+    def resolved_backend(self) -> str:
+        import torch
+
+        if self.backend not in ("auto", "gloo", "nccl"):
+            raise InvalidInput("backend", self.backend, "auto, gloo or nccl")
+        if self.backend == "nccl" and not torch.cuda.is_available():
+            raise InvalidInput("backend", "nccl", "gloo on a machine without a CUDA GPU (NCCL needs one)")
+        if self.backend == "nccl" and self.nproc_per_node > torch.cuda.device_count():
+            raise InvalidInput(
+                "nproc", self.nproc_per_node, f"at most {torch.cuda.device_count()} ranks per node, one per GPU"
+            )
+        if self.backend == "auto":
+            return "nccl" if torch.cuda.is_available() and self.nproc_per_node <= torch.cuda.device_count() else "gloo"
+        return self.backend
+
+    def threads_per_rank(self) -> int:
+        cores = os.cpu_count() or 1
+        if self.threads is not None:
+            return self.threads
+        if self.nproc_per_node > cores:
+            warnings.warn(
+                f"{self.nproc_per_node} ranks on {cores} cores: ranks share cores, slowing them and the measurement",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return max(1, cores // self.nproc_per_node)
+
+
+def _torchrun(cluster: Cluster) -> list[str]:
+    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={cluster.nproc_per_node}"]
+    if cluster.nnodes == 1 and cluster.rdzv_endpoint is None:
+        return [*argv, "--standalone"]
+    if cluster.rdzv_endpoint is None:
+        raise InvalidInput("rdzv_endpoint", None, "host:port of the rendezvous, for more than one node")
+    return [
+        *argv,
+        f"--nnodes={cluster.nnodes}",
+        f"--node-rank={cluster.node_rank}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={cluster.rdzv_endpoint}",
+        f"--rdzv-id={cluster.rdzv_id}",
+        f"--rdzv-conf=join_timeout={int(cluster.timeout)}",
+    ]
+
+
+@contextlib.contextmanager
+def _session(argv: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """End torchrun and every worker it started: they share its session."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
+    joined = [r for r in range(world) if (status / f"joined-{r}").exists()]
+    steps = {
+        r: int((status / f"step-{r}").read_text() or 0) if (status / f"step-{r}").exists() else 0 for r in range(world)
+    }
+    return joined, steps
+
+
+def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, timed_out: bool, timeout: float) -> str:
+    joined, steps = _progress(status, world)
+    absent = [r for r in range(world) if r not in joined]
+    parts = [f"{what} on {world} rank{'s' if world > 1 else ''} did not complete"]
+    text = log.read_text(errors="replace") if log.exists() else ""
+    failed = sorted({(int(rank), int(code_)) for rank, code_ in _EXITCODE.findall(text)})
+    waited = {int(r) for r in _TIMED_OUT.findall(text)}
+    for rank, code_ in failed:
+        if code_ >= 0:
+            why = " (timed out waiting for the others)" if rank in waited else ""
+            parts.append(f"rank {rank} exited with status {code_}{why}")
+        elif waited and rank not in waited:
+            parts.append(f"rank {rank} stopped responding and was ended (signal {-code_})")
+        else:
+            parts.append(f"rank {rank} was ended by signal {-code_}")
+    if absent and len(absent) < world:
+        parts.append(f"rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} never joined")
+    elif absent:
+        parts.append("no rank joined the process group (rendezvous did not form)")
+    elif steps and min(steps.values()) < max(steps.values()):
+        low = min(steps.values())
+        stuck = [r for r, s in steps.items() if s == low]
+        parts.append(f"rank{'s' if len(stuck) > 1 else ''} {', '.join(map(str, stuck))} stopped after {low} steps")
+    if timed_out:
+        parts.append(f"stopped after the {timeout:g} s timeout")
+    elif code is not None and code != 0 and not failed:
+        parts.append(f"torchrun exited with status {code}")
+    last = [line for line in text.splitlines() if "Error" in line or "error" in line]
+    if last and not failed:
+        parts.append(last[-1].strip()[:200])
+    return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "") + "; no record written"
+
+
+def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
+    backend = cluster.resolved_backend()
+    threads = cluster.threads_per_rank()
+    with tempfile.TemporaryDirectory(prefix="dpscale-") as tmp:
+        work = Path(tmp)
+        status = work / "status"
+        status.mkdir()
+        result = work / "result.json"
+        argv = [
+            *_torchrun(cluster),
+            "-m",
+            "dpscale.measure.worker",
+            job,
+            f"--backend={backend}",
+            f"--timeout={cluster.timeout}",
+            f"--result={result}",
+            f"--status={status}",
+            *options,
+        ]
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "DPSCALE_THREADS": str(threads), **cluster.env}
+        env.setdefault("LOGLEVEL", "ERROR")
+        log = work / "torchrun.log"
+        deadline = time.monotonic() + 2 * cluster.timeout + 30
+        timed_out = False
+        with _session(argv, env, log) as proc:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    _kill(proc)
+                    break
+                time.sleep(0.05)
+            code = proc.returncode
+            if timed_out or code != 0 or (cluster.node_rank == 0 and not result.exists()):
+                raise RunFailed(_diagnose(job, status, cluster.world_size, log, code, timed_out, cluster.timeout))
+        if not result.exists():  # another node's rank 0 writes the result
+            return {}
+        data: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+        return data
+
+
+def measure(
+    sizes: Sequence[int],
+    *,
+    workload: str = "mlp",
+    params: float = 1e6,
+    batch: int = 32,
+    steps: int = 20,
+    warmup: int = 5,
+    repeats: int = 3,
+    cluster: Cluster | None = None,
+    out: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run the synthetic workload at each size (ranks per node; ``cluster.nnodes`` nodes), ``repeats`` times.
+
+    Returns one record per size: cluster throughput with a 95 % confidence interval over the
+    repeats, per-rank throughput, step-time statistics, and E against the 1-rank run when one was
+    measured. Records are appended to ``out`` as JSON lines.
+    """
+    base = cluster or Cluster()
+    for name, value, least in (
+        ("steps", steps, 1),
+        ("warmup", warmup, 0),
+        ("repeats", repeats, 1),
+        ("batch", batch, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise InvalidInput(name, value, f"a whole number of at least {least}")
+    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+        raise InvalidInput("nproc", list(sizes), "one or more rank counts of at least 1")
+    if base.threads is None:
+        # A "device" on a CPU is a fixed share of the cores: the same at every size, so that the
+        # 1-rank run is one device, not the whole machine.
+        base = Cluster(**{**base.__dict__, "threads": max(1, (os.cpu_count() or 1) // max(sizes))})
+        if max(sizes) > (os.cpu_count() or 1):
+            warnings.warn(
+                f"{max(sizes)} ranks on {os.cpu_count()} cores: ranks share cores, slowing them and the measurement",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    total = len(sizes) * repeats
+    done = 0
+    out_records: list[dict[str, Any]] = []
+    single: float | None = None
+    single_ci: tuple[float, float] | None = None
+    for n in sorted(set(sizes)):
+        cluster_n = Cluster(**{**base.__dict__, "nproc_per_node": n})
+        runs = []
+        for _ in range(repeats):
+            runs.append(
+                _run(
+                    "train",
+                    cluster_n,
+                    [
+                        f"--workload={workload}",
+                        f"--params={params}",
+                        f"--batch={batch}",
+                        f"--steps={steps}",
+                        f"--warmup={warmup}",
+                    ],
+                )
+            )
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        if not runs[0]:
+            continue  # not rank 0's node: nothing to record here
+        world = runs[0]["world_size"]
+        throughputs = []
+        per_rank: list[list[float]] = [[] for _ in range(world)]
+        all_steps: list[float] = []
+        for run in runs:
+            rank_times = run["step_times"]
+            # Every step ends with the all-reduce, so ranks move together; the slowest sets the pace.
+            step = [max(ts[i] for ts in rank_times) for i in range(len(rank_times[0]))]
+            all_steps += step
+            throughputs.append(world * batch * len(step) / sum(step))
+            for r, ts in enumerate(rank_times):
+                per_rank[r].append(batch * len(ts) / sum(ts))
+        mean, low, high = records.t_interval(throughputs)
+        low = max(low, 0.0) if _is_finite(low) else low  # a throughput is never negative
+        record: dict[str, Any] = {
+            "devices": world,
+            "throughput": mean,
+            "throughput_ci": [_finite(low), _finite(high)],
+            "per_rank_throughput": [sum(r) / len(r) for r in per_rank],
+            "nodes": runs[0]["nodes"],
+            "backend": runs[0]["backend"],
+            "device_type": runs[0]["device_type"],
+            "device_name": runs[0]["device_name"],
+            "torch": runs[0]["torch"],
+            "threads_per_rank": runs[0]["threads_per_rank"],
+            "workload": workload,
+            "params": runs[0]["params"],
+            "batch": batch,
+            "steps": steps,
+            "warmup": warmup,
+            "repeats": repeats,
+            "step_time": records.summarize(all_steps),
+            "complete": True,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        if world == 1:
+            single, single_ci = mean, (low, high)
+        if single is not None:
+            record["efficiency"] = mean / (world * single)
+            if single_ci is not None and all(map(_is_finite, (*single_ci, low, high))) and single_ci[0] > 0:
+                record["efficiency_ci"] = [low / (world * single_ci[1]), high / (world * single_ci[0])]
+        if out is not None:
+            records.append(out, record)
+        out_records.append(record)
+    return out_records
+
+
+def _is_finite(x: float) -> bool:
+    return x == x and x not in (float("inf"), float("-inf"))
+
+
+def _finite(x: float) -> float | None:
+    return x if _is_finite(x) else None
+
+
+def fit_alpha_beta(sizes: Sequence[dict[str, float]], world: int) -> dict[str, float]:
+    """α and β of a ring all-reduce, t = 2(n−1)·α + 2(n−1)/n · S·β, from (bytes, seconds).
+
+    Latency from the smallest messages (the median of the three smallest, where bytes cost
+    nothing), bandwidth from the largest (its time less that latency): two ends of the curve, each
+    measured where it dominates, rather than one least-squares line that noise at small sizes can
+    tilt below zero.
+    """
+    ordered = sorted(sizes, key=lambda p: p["bytes"])
+    steps = 2 * (world - 1)
+    small = sorted(p["seconds"] for p in ordered[:3])
+    a = small[len(small) // 2]
+    largest = ordered[-1]
+    transfer = max(largest["seconds"] - a, largest["seconds"] / 2)  # never below half the measured time
+    beta = transfer / (steps / world * largest["bytes"])
+    return {"latency": a / steps, "bandwidth": 1 / beta}
+
+
+def probe(
+    cluster: Cluster | None = None,
+    *,
+    max_bytes: int = 2**26,
+    reps: int = 10,
+    warmup: int = 2,
+    out: str | Path | None = None,
+) -> dict[str, Any]:
+    """All-reduce times from 8 bytes to ``max_bytes``, nccl-tests' algbw and busbw, and the fitted α, β.
+
+    Writes a network profile for ``dpscale predict --network`` to ``out``.
+    """
+    c = cluster or Cluster(nproc_per_node=2)
+    if c.world_size < 2:
+        raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
+    data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
+    if not data:
+        return {}
+    world = data["world_size"]
+    rows = []
+    for p in data["sizes"]:
+        algbw = p["bytes"] / p["seconds"]
+        rows.append({**p, "algbw": algbw, "busbw": algbw * 2 * (world - 1) / world})
+    fitted = fit_alpha_beta(data["sizes"], world)
+    tier = {"bandwidth": fitted["bandwidth"], "latency": fitted["latency"], "efficiency": 1.0}
+    profile = {
+        "world_size": world,
+        "nodes": data["nodes"],
+        "devices_per_node": c.nproc_per_node,
+        "backend": data["backend"],
+        "device_type": data["device_type"],
+        "torch": data["torch"],
+        # One tier when every rank is on one node; across nodes the slowest link dominates the fit,
+        # so it is reported as the network, per node (all the node's ranks share it).
+        "intra": tier if data["nodes"] == 1 else None,
+        "inter": None if data["nodes"] == 1 else {**tier, "bandwidth": tier["bandwidth"] * c.nproc_per_node},
+        "sizes": rows,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if out is not None:
+        Path(out).write_text(json.dumps(profile, indent=1, allow_nan=False), encoding="utf-8")
+    return profile

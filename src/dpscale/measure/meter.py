@@ -1,0 +1,119 @@
+"""``Meter``: time the steps of your own training loop on every rank, and write the record.
+
+    from dpscale import Meter
+
+    meter = Meter("runs.jsonl", batch=32)
+    for batch in loader:
+        with meter.step():
+            train_step(batch)
+    meter.close()          # gathers every rank's times (torch.distributed) and rank 0 writes
+
+It adds one clock read and one list append per step (and one device synchronisation on a GPU,
+so that the time is the step's and not the launch's). Records are those of ``dpscale measure``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dpscale import _validate
+from dpscale.measure import records
+
+__all__ = ["Meter"]
+
+
+class Meter:
+    """Step timer for a data-parallel loop; ``warmup`` first steps are left out."""
+
+    def __init__(self, out: str | Path, *, batch: int, warmup: int = 5, sync: bool = True, **extra: Any) -> None:
+        self.out = Path(out)
+        self.batch = _validate.whole("batch", batch)
+        self.warmup = _validate.whole("warmup", warmup, minimum=0)
+        self.sync = sync
+        self.extra = extra
+        self.times: list[float] = []
+        self._seen = 0
+        self._closed = False
+        self._synchronize = self._synchronizer() if sync else None
+
+    @staticmethod
+    def _synchronizer() -> Any:
+        import torch
+
+        return torch.cuda.synchronize if torch.cuda.is_available() and torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """Time one step: everything inside the ``with`` block."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self._synchronize is not None:
+                self._synchronize()
+            elapsed = time.perf_counter() - start
+            self._seen += 1
+            if self._seen > self.warmup:
+                self.times.append(elapsed)
+
+    def close(self, *, complete: bool = True) -> dict[str, Any] | None:
+        """Gather every rank's step times and write the record on rank 0 (returned there)."""
+        if self._closed:
+            return None
+        self._closed = True
+        import torch.distributed as dist
+
+        world, rank = 1, 0
+        gathered: list[Any] = [self.times]
+        grouped = dist.is_available() and dist.is_initialized()
+        if grouped:
+            world, rank = dist.get_world_size(), dist.get_rank()
+            gathered = [None] * world
+            dist.all_gather_object(gathered, self.times)
+        try:
+            return self._write(gathered, world, rank, complete) if rank == 0 else None
+        finally:
+            if grouped:
+                dist.barrier()  # every rank leaves together: none tears the group down under another
+
+    def _write(self, gathered: list[Any], world: int, rank: int, complete: bool) -> dict[str, Any]:
+        import torch
+        import torch.distributed as dist
+
+        steps = min(len(t) for t in gathered)
+        if steps == 0:
+            complete = False
+            slowest: list[float] = []
+        else:
+            slowest = [max(t[i] for t in gathered) for i in range(steps)]
+        total = sum(slowest)
+        record: dict[str, Any] = {
+            "devices": world,
+            "throughput": world * self.batch * steps / total if total > 0 else 0.0,
+            "per_rank_throughput": [self.batch * len(t) / sum(t) if t and sum(t) > 0 else 0.0 for t in gathered],
+            "backend": dist.get_backend() if dist.is_available() and dist.is_initialized() else None,
+            "device_type": "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu",  # type: ignore[no-untyped-call]
+            "torch": torch.__version__,
+            "batch": self.batch,
+            "steps": steps,
+            "warmup": self.warmup,
+            "step_time": records.summarize(slowest) if slowest else None,
+            "source": "meter",
+            "complete": complete,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **self.extra,
+        }
+        if not complete or record["throughput"] <= 0:
+            record["complete"] = False
+        records.append(self.out, record)
+        return record
+
+    def __enter__(self) -> Meter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.close(complete=kind is None)

@@ -1,0 +1,161 @@
+"""One rank of a measured run; torchrun starts one per device (``python -m dpscale.measure.worker``).
+
+Two jobs: ``train`` (a synthetic DDP workload, its step times gathered on rank 0) and ``probe``
+(all-reduce times over message sizes). Rank 0 writes the result as JSON to ``--result``; every
+rank notes in ``--status`` when it has joined and how many steps it has done, so that the launcher
+can say which rank failed or hung.
+
+``DPSCALE_FAULT`` injects faults for the launcher's tests: ``crash:RANK:STEP`` exits with status 3
+at that step, ``hang:RANK:STEP`` stops there for good, ``absent:RANK`` never joins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from dpscale.measure.workloads import build, count
+
+
+def _fault(rank: int, step: int | None) -> None:
+    spec = os.environ.get("DPSCALE_FAULT", "")
+    if not spec:
+        return
+    kind, _, rest = spec.partition(":")
+    target, _, at = rest.partition(":")
+    if int(target or -1) != rank:
+        return
+    if kind == "absent" and step is None:
+        time.sleep(3600)
+    if step is not None and at and int(at) == step:
+        if kind == "crash":
+            os._exit(3)
+        if kind == "hang":
+            time.sleep(3600)
+
+
+def _note(status: Path, rank: int, name: str, value: object) -> None:
+    (status / f"{name}-{rank}").write_text(str(value), encoding="utf-8")
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def train(args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path) -> dict[str, Any] | None:
+    model, x, y = build(args.workload, args.params, args.batch, device)
+    params = count(model)
+    net: nn.Module = model
+    if world > 1:
+        net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.SGD(net.parameters(), lr=1e-3)
+    loss_fn = nn.MSELoss()
+    times: list[float] = []
+    for step in range(args.warmup + args.steps):
+        _fault(rank, step)
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss_fn(net(x), y).backward()
+        optimizer.step()
+        _sync(device)
+        elapsed = time.perf_counter() - start
+        if step >= args.warmup:
+            times.append(elapsed)
+        _note(status, rank, "step", step + 1)
+    gathered: list[Any] = [None] * world
+    if world > 1:
+        dist.all_gather_object(gathered, times)
+    else:
+        gathered = [times]
+    if rank != 0:
+        return None
+    return {"params": params, "step_times": gathered}
+
+
+def probe(args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path) -> dict[str, Any] | None:
+    results = []
+    size = 8
+    step = 0
+    while size <= args.max_bytes:
+        tensor = torch.ones(max(1, size // 4), dtype=torch.float32, device=device)
+        samples = []
+        for i in range(args.warmup + args.reps):
+            _fault(rank, step)
+            step += 1
+            dist.barrier()
+            _sync(device)
+            start = time.perf_counter()
+            dist.all_reduce(tensor)
+            _sync(device)
+            if i >= args.warmup:
+                samples.append(time.perf_counter() - start)
+        samples.sort()
+        median = samples[len(samples) // 2]
+        slowest = [0.0] * world
+        dist.all_gather_object(slowest, median)  # the collective ends when the last rank is done
+        results.append({"bytes": tensor.numel() * 4, "seconds": max(slowest)})
+        _note(status, rank, "step", step)
+        size *= 4
+    return {"sizes": results} if rank == 0 else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dpscale.measure.worker")
+    parser.add_argument("job", choices=["train", "probe"])
+    parser.add_argument("--backend", default="gloo")
+    parser.add_argument("--workload", default="mlp")
+    parser.add_argument("--params", type=float, default=1e6)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--max-bytes", type=int, default=2**26)
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--result", required=True)
+    parser.add_argument("--status", required=True)
+    args = parser.parse_args(argv)
+
+    rank = int(os.environ.get("RANK", 0))
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    torch.set_num_threads(int(os.environ.get("DPSCALE_THREADS", "1")))
+    status = Path(args.status)
+    _fault(rank, None)
+    dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout))
+    _note(status, rank, "joined", time.time())
+    device = torch.device("cuda", local_rank) if args.backend == "nccl" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    try:
+        job = train if args.job == "train" else probe
+        result = job(args, rank, world, device, status)
+        if result is not None:
+            result.update(
+                world_size=world,
+                nodes=world // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", world))),
+                backend=args.backend,
+                device_type=device.type,
+                device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+                torch=torch.__version__,
+                threads_per_rank=torch.get_num_threads(),
+            )
+            Path(args.result).write_text(json.dumps(result), encoding="utf-8")
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""dpscale measure, probe and Meter on real 2-process gloo groups, with faults injected."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from dpscale import InvalidInput, RunFailed
+from dpscale.fit import fit, read_points
+from dpscale.measure.launcher import Cluster, measure, probe
+from tests.distributed.conftest import workers_left
+
+pytestmark = pytest.mark.distributed
+SMALL = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 2}
+BIN = Path(sys.executable).parent
+
+
+def test_measure_one_and_two_ranks_writes_records_fit_reads(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    ticks: list[tuple[int, int]] = []
+    found = measure([1, 2], out=out, progress=lambda done, total: ticks.append((done, total)), **SMALL)  # type: ignore[arg-type]
+    assert [r["devices"] for r in found] == [1, 2]
+    assert ticks[-1] == (4, 4)
+    for record in found:
+        assert record["complete"] is True
+        assert record["backend"] == "gloo"
+        assert record["torch"]
+        assert record["params"] > 1e5
+        assert record["throughput"] > 0
+        assert len(record["per_rank_throughput"]) == record["devices"]
+        assert record["throughput_ci"][0] <= record["throughput"] <= record["throughput_ci"][1]
+    assert found[0]["efficiency"] == 1.0
+    assert 0 < found[1]["efficiency"] < 2
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2
+    assert [p.devices for p in read_points(out)] == [1, 2]
+    assert fit(read_points(out)).chosen
+    assert workers_left() == []
+
+
+def test_probe_writes_a_profile_predict_reads(tmp_path: Path) -> None:
+    out = tmp_path / "network.json"
+    profile = probe(Cluster(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
+    assert profile["world_size"] == 2
+    sizes = [row["bytes"] for row in profile["sizes"]]
+    assert sizes == sorted(sizes)
+    assert sizes[0] == 8
+    for row in profile["sizes"]:
+        assert row["busbw"] == pytest.approx(row["algbw"])  # 2(n−1)/n = 1 for two ranks
+    assert profile["intra"]["bandwidth"] > 0
+    done = subprocess.run(
+        [
+            str(BIN / "dpscale"),
+            "predict",
+            "-d",
+            "1,2",
+            "-v",
+            "1000",
+            "-b",
+            "16",
+            "-p",
+            "200k",
+            "--network",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["assumptions"]["intra"]["bandwidth"] == pytest.approx(profile["intra"]["bandwidth"])
+
+
+def test_a_crashed_rank_is_named_and_nothing_is_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    cluster = Cluster(timeout=20, env={"DPSCALE_FAULT": "crash:1:2"})
+    start = time.monotonic()
+    with pytest.raises(RunFailed) as caught:
+        measure([2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
+    assert time.monotonic() - start < 60
+    message = str(caught.value)
+    assert "rank 1 exited with status 3" in message
+    assert "no record written" in message
+    assert not out.exists()
+    assert workers_left() == []
+
+
+def test_a_rank_that_never_joins(tmp_path: Path) -> None:
+    cluster = Cluster(timeout=5, env={"DPSCALE_FAULT": "absent:1"})
+    start = time.monotonic()
+    with pytest.raises(RunFailed) as caught:
+        measure([2], cluster=cluster, out=tmp_path / "runs.jsonl", **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
+    assert time.monotonic() - start < 60
+    assert "rank 1 never joined" in str(caught.value) or "rendezvous did not form" in str(caught.value)
+    assert workers_left() == []
+
+
+def test_a_hung_rank_is_stopped_by_the_timeout(tmp_path: Path) -> None:
+    cluster = Cluster(timeout=5, env={"DPSCALE_FAULT": "hang:1:2"})
+    start = time.monotonic()
+    with pytest.raises(RunFailed) as caught:
+        measure([2], cluster=cluster, out=tmp_path / "runs.jsonl", **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
+    assert time.monotonic() - start < 60
+    message = str(caught.value)
+    assert "rank 1" in message
+    assert workers_left() == []
+
+
+def test_nccl_without_a_gpu_is_refused() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: NCCL is available")  # the CI machine has none
+    with pytest.raises(InvalidInput, match="NCCL needs one"):
+        measure([1], cluster=Cluster(backend="nccl"), **SMALL)  # type: ignore[arg-type]
+
+
+def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    out = tmp_path / "meter.jsonl"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import torch, torch.distributed as dist
+            from torch import nn
+            from dpscale import Meter
+            dist.init_process_group("gloo")
+            model = nn.parallel.DistributedDataParallel(nn.Linear(64, 64))
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            x = torch.randn(8, 64)
+            with Meter({str(out)!r}, batch=8, warmup=2, workload="linear") as meter:
+                for _ in range(12):
+                    with meter.step():
+                        opt.zero_grad()
+                        model(x).sum().backward()
+                        opt.step()
+            dist.destroy_process_group()
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 1  # rank 0 alone writes
+    record = records[0]
+    assert record["devices"] == 2
+    assert record["steps"] == 10
+    assert record["complete"] is True
+    assert record["workload"] == "linear"
+    assert len(record["per_rank_throughput"]) == 2
+
+
+def test_cli_measure_json_and_failure_exit(tmp_path: Path) -> None:
+    argv = [str(BIN / "dpscale"), "measure", "--nproc", "1", "--params", "200k", "--steps", "3", "--warmup", "1"]
+    done = subprocess.run(
+        [*argv, "--repeats", "1", "--out", str(tmp_path / "r.jsonl"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["devices"] == 1
+    failed = subprocess.run(
+        [*argv, "--nproc", "2", "--repeats", "1", "--out", str(tmp_path / "f.jsonl"), "--timeout", "20s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "DPSCALE_FAULT": "crash:0:1"},
+    )
+    assert failed.returncode == 1
+    assert failed.stderr.startswith("error: train on 2 ranks did not complete")
+    assert "Traceback" not in failed.stderr
+    bad = subprocess.run([*argv, "--backend", "mpi"], capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: backend: got 'mpi'")
+
+
+def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            str(BIN / "dpscale"),
+            "measure",
+            "--nproc",
+            "2",
+            "--params",
+            "4M",
+            "--steps",
+            "200",
+            "--repeats",
+            "1",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not workers_left() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert workers_left(), "the workers never started"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in err
+    time.sleep(1)
+    assert workers_left() == []
+    assert not (tmp_path / "r.jsonl").exists()
