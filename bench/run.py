@@ -156,8 +156,78 @@ def bench_web() -> bool:
     return ok and run.errors == 0
 
 
+def bench_meter() -> bool:
+    """Meter's own cost per step against a step of about 2 ms of real work."""
+    import tempfile
+
+    import torch
+
+    from dpscale.measure.meter import Meter
+
+    torch.set_num_threads(1)
+    a = torch.randn(256, 256)
+
+    def work() -> None:
+        for _ in range(8):
+            a @ a
+
+    steps = 300
+    with tempfile.TemporaryDirectory() as tmp:
+        meter = Meter(Path(tmp) / "m.jsonl", batch=1, warmup=0)
+
+        def bare() -> object:
+            for _ in range(steps):
+                work()
+            return None
+
+        def metered() -> object:
+            for _ in range(steps):
+                with meter.step():
+                    work()
+            return None
+
+        t = interleaved({"bare": bare, "meter": metered}, rounds=9)
+    overhead = t["meter"] / t["bare"] - 1
+    ok = overhead < 0.01
+    print(
+        f"{'Meter overhead per 2 ms step':<44} {overhead * 100:+5.2f} %  (target < 1 %)  {'ok' if ok else 'MISSED'}  "
+        f"medians {t['meter'] * 1e3:.0f} ms / {t['bare'] * 1e3:.0f} ms for {steps} steps"
+    )
+    return ok
+
+
+def bench_loop() -> bool:
+    """probe -> predict with that profile -> measure: predicted and measured E for 1 and 2 ranks."""
+    import tempfile
+
+    from dpscale.measure.launcher import Cluster, measure, probe
+    from dpscale.predict.model import Cluster as Links
+    from dpscale.predict.model import Workload, predict
+    from dpscale.predict.presets import from_profile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = Path(tmp) / "network.json"
+        probe(Cluster(nproc_per_node=2), max_bytes=2**24, reps=10, out=profile)
+        found = measure([1, 2], workload="mlp", params=4e6, batch=64, steps=20, warmup=5, repeats=3)
+        intra, _, per_node = from_profile(str(profile))
+    assert intra is not None
+    single = found[0]
+    workload = Workload(single["throughput"], 64, single["params"])
+    step_cv = found[1]["step_time"]["cv"]
+    predicted = predict([1, 2], workload, Links(intra, per_node, None, jitter=0.0)).efficiency
+    with_jitter = predict([1, 2], workload, Links(intra, per_node, None, jitter=min(step_cv, 0.99))).efficiency
+    measured = found[1]["efficiency"]
+    low, high = found[1].get("efficiency_ci", [float("nan"), float("nan")])
+    print(
+        f"{'loop: probe -> predict -> measure, 2 ranks':<44} measured E {measured:.3f} (95 % CI {low:.3f}-{high:.3f}), "
+        f"predicted {float(predicted[1]):.3f} (cv 0) / {float(with_jitter[1]):.3f} (measured cv {step_cv:.2f}); "
+        f"probe: {intra.bandwidth / 1e9:.2f} GB/s, {intra.latency * 1e6:.0f} us"
+    )
+    return True
+
+
 def main() -> int:
-    results = [bench_startup(), bench_sweep(), bench_predict(), bench_web()]
+    results = [bench_startup(), bench_sweep(), bench_predict(), bench_meter(), bench_web(), bench_loop()]
     return 0 if all(results) else 1
 
 

@@ -154,8 +154,8 @@ def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, 
         parts.append(f"stopped after the {timeout:g} s timeout")
     elif code is not None and code != 0 and not failed:
         parts.append(f"torchrun exited with status {code}")
-    last = [line for line in text.splitlines() if "Error" in line or "error" in line]
-    if last and not failed:
+    last = [line for line in text.splitlines() if "Error" in line or "error" in line or "what():" in line]
+    if last and (not failed or any(code_ < 0 for _, code_ in failed)):
         parts.append(last[-1].strip()[:200])
     return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "") + "; no record written"
 

@@ -137,24 +137,26 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device("cuda", local_rank) if args.backend == "nccl" else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    try:
-        job = train if args.job == "train" else probe
-        result = job(args, rank, world, device, status)
-        if result is not None:
-            result.update(
-                world_size=world,
-                nodes=world // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", world))),
-                backend=args.backend,
-                device_type=device.type,
-                device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                torch=torch.__version__,
-                threads_per_rank=torch.get_num_threads(),
-            )
-            Path(args.result).write_text(json.dumps(result), encoding="utf-8")
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
-    return 0
+    job = train if args.job == "train" else probe
+    result = job(args, rank, world, device, status)
+    if result is not None:
+        result.update(
+            world_size=world,
+            nodes=world // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", world))),
+            backend=args.backend,
+            device_type=device.type,
+            device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            torch=torch.__version__,
+            threads_per_rank=torch.get_num_threads(),
+        )
+        Path(args.result).write_text(json.dumps(result), encoding="utf-8")
+    dist.barrier()
+    # Every rank is done and the result is on disk. Leave without tearing the process group down:
+    # gloo's teardown can abort a rank whose peer closed its sockets first, and a measurement that
+    # completed must not be reported as failed for it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
