@@ -508,18 +508,34 @@ NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (to
 Endpoint = Annotated[
     str | None, typer.Option("--rdzv-endpoint", help="host:port of the rendezvous, with --nnodes > 1 (torchrun's).")
 ]
+LocalAddr = Annotated[
+    str | None, typer.Option("--local-addr", help="This node's address as the others reach it (torchrun's).")
+]
+Threads = Annotated[
+    str | None, typer.Option("--threads", help="CPU threads per rank [default: cores ÷ ranks per node].")
+]
 Backend = Annotated[str, typer.Option("--backend", help="auto (NCCL with GPUs, else gloo), gloo or nccl.")]
 Timeout = Annotated[str, typer.Option("--timeout", help="How long a rank may wait for the others: 120s, 5min.")]
 
 
 def _cluster(
-    language: Lang, nproc: int, nnodes: int, node_rank: int, endpoint: str | None, backend: str, timeout: str
+    language: Lang,
+    nproc: int,
+    nnodes: int,
+    node_rank: int,
+    endpoint: str | None,
+    backend: str,
+    timeout: str,
+    local_addr: str | None = None,
+    threads: str | None = None,
 ) -> Any:
     from dpscale.measure.launcher import Cluster
     from dpscale.parse import parse_duration
 
     if nnodes < 1:
         raise InvalidInput("nnodes", nnodes, "a whole number of at least 1")
+    if nnodes > 1 and endpoint is None:
+        raise InvalidInput("rdzv_endpoint", "missing", "host:port of node 0, with --nnodes above 1")
     if not 0 <= node_rank < nnodes:
         raise InvalidInput("node_rank", node_rank, f"a rank from 0 to {nnodes - 1}")
     return Cluster(
@@ -527,6 +543,8 @@ def _cluster(
         nnodes=nnodes,
         node_rank=node_rank,
         rdzv_endpoint=endpoint,
+        local_addr=local_addr,
+        threads=None if threads is None else parse_count(threads, language, field="threads"),
         backend=backend.strip().lower(),
         timeout=parse_duration(timeout, language, field="timeout"),
     )
@@ -553,6 +571,8 @@ def measure(
     nnodes: Nodes = 1,
     node_rank: NodeRank = 0,
     rdzv_endpoint: Endpoint = None,
+    local_addr: LocalAddr = None,
+    threads: Threads = None,
     backend: Backend = "auto",
     timeout: Timeout = "120s",
     as_json: JsonOption = False,
@@ -573,7 +593,7 @@ def measure(
     launcher = _measure_module()
     language = _lang(lang)
     sizes = parse_device_list(nproc, language, field="nproc")
-    base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout)
+    base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout, local_addr, threads)
     options: dict[str, Any] = {
         "workload": workload.strip().lower(),
         "params": parse_scaled_count(params, language, field="params"),
@@ -623,6 +643,8 @@ def probe(
     nnodes: Nodes = 1,
     node_rank: NodeRank = 0,
     rdzv_endpoint: Endpoint = None,
+    local_addr: LocalAddr = None,
+    threads: Threads = None,
     backend: Backend = "auto",
     timeout: Timeout = "120s",
     as_json: JsonOption = False,
@@ -638,7 +660,15 @@ def probe(
     launcher = _measure_module()
     language = _lang(lang)
     cluster = _cluster(
-        language, parse_count(nproc, language, field="nproc"), nnodes, node_rank, rdzv_endpoint, backend, timeout
+        language,
+        parse_count(nproc, language, field="nproc"),
+        nnodes,
+        node_rank,
+        rdzv_endpoint,
+        backend,
+        timeout,
+        local_addr,
+        threads,
     )
     size = parse_bytes(max_bytes, language, field="max_bytes")
     if size < 8:

@@ -42,6 +42,7 @@ class Cluster:
     node_rank: int = 0
     rdzv_endpoint: str | None = None
     rdzv_id: str = "dpscale"
+    local_addr: str | None = None  # this node's address, as the others reach it (torchrun's --local-addr)
     backend: str = "auto"
     timeout: float = 120.0
     threads: int | None = None
@@ -85,14 +86,17 @@ def _torchrun(cluster: Cluster) -> list[str]:
         return [*argv, "--standalone"]
     if cluster.rdzv_endpoint is None:
         raise InvalidInput("rdzv_endpoint", None, "host:port of the rendezvous, for more than one node")
+    local = [f"--local-addr={cluster.local_addr}"] if cluster.local_addr else []
     return [
         *argv,
+        *local,
         f"--nnodes={cluster.nnodes}",
         f"--node-rank={cluster.node_rank}",
         "--rdzv-backend=c10d",
         f"--rdzv-endpoint={cluster.rdzv_endpoint}",
         f"--rdzv-id={cluster.rdzv_id}",
-        f"--rdzv-conf=join_timeout={int(cluster.timeout)}",
+        # Node 0 hosts the rendezvous store at the endpoint (its own address), whatever its host name says.
+        f"--rdzv-conf=join_timeout={int(cluster.timeout)},is_host={'true' if cluster.node_rank == 0 else 'false'}",
     ]
 
 
