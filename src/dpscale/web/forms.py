@@ -32,43 +32,12 @@ from dpscale.plan import DeadlinePlan, Plan
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
 
-Reader = Callable[[str, Lang, str], Any]
+# A parser of dpscale.parse: (text, lang, *, field) -> value, raising InvalidInput naming the field.
+Reader = Callable[..., Any]
 
 
-def _count(text: str, lang: Lang, field: str) -> int:
-    return parse_count(text, lang, field=field)
-
-
-def _number(text: str, lang: Lang, field: str) -> float:
-    return parse_number(text, lang, field=field)
-
-
-def _efficiency(text: str, lang: Lang, field: str) -> float:
-    return parse_efficiency(text, lang, field=field)
-
-
-def _duration(text: str, lang: Lang, field: str) -> float:
-    return parse_duration(text, lang, field=field)
-
-
-def _text(text: str, lang: Lang, field: str) -> str:
+def _text(text: str, lang: Lang, *, field: str) -> str:
     return text.strip()
-
-
-def _device_list(text: str, lang: Lang, field: str) -> list[int]:
-    return parse_device_list(text, lang, field=field)
-
-
-def _scaled(text: str, lang: Lang, field: str) -> float:
-    return parse_scaled_count(text, lang, field=field)
-
-
-def _bandwidth(text: str, lang: Lang, field: str) -> float:
-    return parse_bandwidth(text, lang, field=field)
-
-
-def _jitter(text: str, lang: Lang, field: str) -> float:
-    return parse_variation(text, lang, field=field)
 
 
 def _show_count(value: int, lang: Lang) -> str:
@@ -85,9 +54,9 @@ def _show_efficiency(value: float, lang: Lang) -> str:
 
 # How a value read in one language is written again in the other (the language switch).
 _SHOW: dict[Reader, Callable[[Any, Lang], str]] = {
-    _count: _show_count,
-    _number: _show_number,
-    _efficiency: _show_efficiency,
+    parse_count: _show_count,
+    parse_number: _show_number,
+    parse_efficiency: _show_efficiency,
 }
 
 
@@ -131,7 +100,7 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
         if show is None or not values[name].strip():
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
-            out[name] = show(field.read(values[name], source, name), target)
+            out[name] = show(field.read(values[name], source, field=name), target)
     return out
 
 
@@ -155,7 +124,7 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
             parsed[name] = None
             continue
         try:
-            parsed[name] = field.read(text, lang, name)
+            parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
             errors[name] = exc.message
     result = None
@@ -256,13 +225,13 @@ def _predict(v: dict[str, Any]) -> PredictResult:
     return PredictResult(model.predict(v["devices"], workload, cluster), model.levers(v["devices"], workload, cluster))
 
 
-def _measurements(text: str, lang: Lang, field: str) -> Any:
+def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     from dpscale.fit import read_points
 
     return read_points(field, text=text)
 
 
-def _model(text: str, lang: Lang, field: str) -> str:
+def _model(text: str, lang: Lang, *, field: str) -> str:
     return text.strip().lower()
 
 
@@ -278,9 +247,9 @@ CALCULATORS: dict[str, Calculator] = {
         "scaling",
         "/",
         {
-            "devices": Field(_count, "64", "64"),
-            "per_device_throughput": Field(_number, "2 000", "2,000"),
-            "efficiency": Field(_efficiency, "90 %", "90%"),
+            "devices": Field(parse_count, "64", "64"),
+            "per_device_throughput": Field(parse_number, "2 000", "2,000"),
+            "efficiency": Field(parse_efficiency, "90 %", "90%"),
             "unit": Field(_text, "samples/s", "samples/s", required=False),
         },
         _scaling,
@@ -289,12 +258,12 @@ CALCULATORS: dict[str, Calculator] = {
         "batch",
         "/batch",
         {
-            "micro_batch": Field(_count, "32", "32"),
-            "accumulation": Field(_count, "4", "4"),
-            "devices": Field(_count, "64", "64"),
-            "sequence_length": Field(_count, "2 048", "2,048", required=False),
-            "base_learning_rate": Field(_number, "0,1", "0.1", required=False),
-            "base_batch": Field(_count, "256", "256", required=False),
+            "micro_batch": Field(parse_count, "32", "32"),
+            "accumulation": Field(parse_count, "4", "4"),
+            "devices": Field(parse_count, "64", "64"),
+            "sequence_length": Field(parse_count, "2 048", "2,048", required=False),
+            "base_learning_rate": Field(parse_number, "0,1", "0.1", required=False),
+            "base_batch": Field(parse_count, "256", "256", required=False),
         },
         _batch,
     ),
@@ -302,11 +271,11 @@ CALCULATORS: dict[str, Calculator] = {
         "pipeline",
         "/pipeline",
         {
-            "stages": Field(_count, "4", "4"),
-            "micro_batches": Field(_count, "8", "8"),
+            "stages": Field(parse_count, "4", "4"),
+            "micro_batches": Field(parse_count, "8", "8"),
             "schedule": Field(_text, "1f1b", "1f1b"),
-            "chunks": Field(_count, "1", "1"),
-            "micro_batch_time": Field(_duration, "120 ms", "120 ms", required=False),
+            "chunks": Field(parse_count, "1", "1"),
+            "micro_batch_time": Field(parse_duration, "120 ms", "120 ms", required=False),
         },
         _pipeline,
     ),
@@ -314,16 +283,16 @@ CALCULATORS: dict[str, Calculator] = {
         "plan",
         "/plan",
         {
-            "work": Field(_number, "1 281 167", "1,281,167"),
-            "epochs": Field(_number, "90", "90"),
-            "devices": Field(_count, "64", "64"),
-            "per_device_throughput": Field(_number, "2 000", "2,000"),
-            "efficiency": Field(_efficiency, "90 %", "90%"),
+            "work": Field(parse_number, "1 281 167", "1,281,167"),
+            "epochs": Field(parse_number, "90", "90"),
+            "devices": Field(parse_count, "64", "64"),
+            "per_device_throughput": Field(parse_number, "2 000", "2,000"),
+            "efficiency": Field(parse_efficiency, "90 %", "90%"),
             "unit": Field(_text, "samples/s", "samples/s", required=False),
-            "deadline": Field(_duration, "30 min", "30 min", required=False),
-            "price_per_device_hour": Field(_number, "2,5", "2.5", required=False),
+            "deadline": Field(parse_duration, "30 min", "30 min", required=False),
+            "price_per_device_hour": Field(parse_number, "2,5", "2.5", required=False),
             "currency": Field(_text, "EUR", "USD", required=False),
-            "watts_per_device": Field(_number, "400", "400", required=False),
+            "watts_per_device": Field(parse_number, "400", "400", required=False),
         },
         _plan,
         aliases={"deadline_seconds": "deadline"},
@@ -332,21 +301,21 @@ CALCULATORS: dict[str, Calculator] = {
         "predict",
         "/predict",
         {
-            "devices": Field(_device_list, "1..256", "1..256"),
-            "per_device_throughput": Field(_number, "938", "938"),
-            "batch": Field(_number, "256", "256"),
-            "params": Field(_scaled, "25,6M", "25.6M"),
-            "grad_bytes": Field(_number, "4", "4"),
-            "accumulation": Field(_count, "1", "1"),
-            "devices_per_node": Field(_count, "8", "8"),
+            "devices": Field(parse_device_list, "1..256", "1..256"),
+            "per_device_throughput": Field(parse_number, "938", "938"),
+            "batch": Field(parse_number, "256", "256"),
+            "params": Field(parse_scaled_count, "25,6M", "25.6M"),
+            "grad_bytes": Field(parse_number, "4", "4"),
+            "accumulation": Field(parse_count, "1", "1"),
+            "devices_per_node": Field(parse_count, "8", "8"),
             "intra": Field(_text, "nvlink3", "nvlink3", required=False),
-            "intra_bandwidth": Field(_bandwidth, "", "", required=False),
+            "intra_bandwidth": Field(parse_bandwidth, "", "", required=False),
             "inter": Field(_text, "ib-hdr", "ib-hdr", required=False),
-            "inter_bandwidth": Field(_bandwidth, "", "", required=False),
-            "nics": Field(_count, "4", "4", required=False),
+            "inter_bandwidth": Field(parse_bandwidth, "", "", required=False),
+            "nics": Field(parse_count, "4", "4", required=False),
             "algorithm": Field(_text, "auto", "auto", required=False),
             "overlap": Field(_text, "on", "on", required=False),
-            "jitter": Field(_jitter, "2 %", "2%", required=False),
+            "jitter": Field(parse_variation, "2 %", "2%", required=False),
         },
         _predict,
         aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
@@ -356,7 +325,7 @@ CALCULATORS: dict[str, Calculator] = {
         "/fit",
         {
             "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE),
-            "at": Field(_device_list, "32; 64; 128", "32, 64, 128", required=False),
+            "at": Field(parse_device_list, "32; 64; 128", "32, 64, 128", required=False),
             "model": Field(_model, "auto", "auto", required=False),
         },
         _fit,
