@@ -1,9 +1,14 @@
 """dpscale: how fast will a data-parallel job really run, and why not faster?"""
 
-from dpscale._sweep import Sweep, sweep
+from typing import TYPE_CHECKING
+
 from dpscale._version import __version__
 from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, RunFailed
 from dpscale.scaling import Scaling, Solution, devices_for, efficiency_from, per_device_for, scale, solve
+
+if TYPE_CHECKING:
+    from dpscale._sweep import Sweep, sweep
+    from dpscale.measure.meter import Meter
 
 __all__ = [
     # the seed's calculator
@@ -30,7 +35,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # Meter needs torch; importing dpscale must not.
+    # Loaded on first use: the sweep (numpy) and Meter (torch); `import dpscale` needs neither.
+    if name in ("Sweep", "sweep"):
+        from dpscale import _sweep
+
+        return getattr(_sweep, name)
     if name == "Meter":
         try:
             from dpscale.measure.meter import Meter

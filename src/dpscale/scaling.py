@@ -14,7 +14,6 @@ Products and quotients are taken in decimal on the numbers as written (64 × 0.9
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -117,6 +116,8 @@ class Scaling:
         }
 
     def _repr_html_(self) -> str:
+        import html
+
         from dpscale.format import format_number, format_percent, format_speedup
 
         unit = self.unit

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 EXIT_BAD_INPUT = 2
+LIGHT_COMMANDS = ("scale", "serve")  # need nothing from dpscale.cli.commands
 EXIT_RUN_FAILED = 1
 EXIT_INTERRUPTED = 130
 
@@ -24,6 +25,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from dpscale.errors import DpscaleError, RunFailed
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in LIGHT_COMMANDS:
+        import dpscale.cli.commands  # noqa: F401  (registers the other commands on app)
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args or ["--help"], prog_name="dpscale", standalone_mode=False)
