@@ -49,3 +49,28 @@ def test_namespaces_are_removed_when_a_run_fails() -> None:
         failing_run()
     assert "dpsfail-a" in seen[0]
     assert "dpsfail" not in namespaces()
+
+
+def test_probe_fits_each_tier_across_two_hosts_of_two_ranks(tmp_path: object) -> None:
+    import json
+    import subprocess
+
+    from tests.testbed.grid import BIN, TCP_PAYLOAD
+
+    with two_hosts(200) as (a, b):
+        procs = []
+        for rank, host in enumerate((a, b)):
+            argv = host.command(
+                [str(BIN), "probe", "--nproc", "2", "--nnodes", "2", "--node-rank", str(rank), "--rdzv-endpoint",
+                 f"{a.address}:29613", "--local-addr", host.address, "--threads", "1", "--max-bytes", "4MiB",
+                 "--reps", "3", "--timeout", "60s", "--json", "--out", f"{tmp_path}/net-{rank}.json"]
+            )  # fmt: skip
+            procs.append(subprocess.Popen(argv, env={**os.environ, **host.env()}, stdout=subprocess.PIPE, text=True))
+        outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    profile = json.loads(outputs[0])
+    assert profile["world_size"] == 4
+    assert profile["nodes"] == 2
+    shaped = 200e6 / 8 * TCP_PAYLOAD
+    assert abs(profile["inter"]["bandwidth"] / shaped - 1) <= 0.15  # one rank per node across the link
+    assert profile["intra"]["bandwidth"] > 2 * profile["inter"]["bandwidth"]  # shared memory beats the link

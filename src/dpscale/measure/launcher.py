@@ -354,7 +354,9 @@ def probe(
 ) -> dict[str, Any]:
     """All-reduce times from 8 bytes to ``max_bytes``, nccl-tests' algbw and busbw, and the fitted α, β.
 
-    Writes a network profile for ``dpscale predict --network`` to ``out``.
+    Across several nodes with several ranks each, each tier is probed on its own (the ranks of a
+    node among themselves, then one rank per node) and gets its own α and β. Writes a network
+    profile for ``dpscale predict --network`` to ``out``.
     """
     c = cluster or Cluster(nproc_per_node=2)
     if c.world_size < 2:
@@ -367,8 +369,18 @@ def probe(
     for p in data["sizes"]:
         algbw = p["bytes"] / p["seconds"]
         rows.append({**p, "algbw": algbw, "busbw": algbw * 2 * (world - 1) / world})
-    fitted = fit_alpha_beta(data["sizes"], world)
-    tier = {"bandwidth": fitted["bandwidth"], "latency": fitted["latency"], "efficiency": 1.0}
+
+    def tier(sizes: list[dict[str, float]], ranks: int) -> dict[str, float]:
+        fitted = fit_alpha_beta(sizes, ranks)
+        return {"bandwidth": fitted["bandwidth"], "latency": fitted["latency"], "efficiency": 1.0}
+
+    if data["nodes"] == 1:
+        intra, inter = tier(data["sizes"], world), None
+    elif "intra_sizes" in data:  # several ranks per node: each tier measured on its own
+        local = data["local_world_size"]
+        intra, inter = tier(data["intra_sizes"], local), tier(data["inter_sizes"], data["nodes"])
+    else:  # one rank per node: the network is all there is
+        intra, inter = None, tier(data["sizes"], world)
     profile = {
         "world_size": world,
         "nodes": data["nodes"],
@@ -376,10 +388,8 @@ def probe(
         "backend": data["backend"],
         "device_type": data["device_type"],
         "torch": data["torch"],
-        # One tier when every rank is on one node; across nodes the slowest link dominates the fit,
-        # so it is reported as the network, per node (all the node's ranks share it).
-        "intra": tier if data["nodes"] == 1 else None,
-        "inter": None if data["nodes"] == 1 else {**tier, "bandwidth": tier["bandwidth"] * c.nproc_per_node},
+        "intra": intra,
+        "inter": inter,
         "sizes": rows,
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -83,10 +83,14 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device,
     return {"params": params, "step_times": gathered}
 
 
-def probe(args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path) -> dict[str, Any] | None:
+def _sweep_sizes(
+    args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path, group: Any, members: list[int]
+) -> list[dict[str, float]]:
+    """All-reduce times over message sizes within ``group`` (ranks not in it only keep step)."""
     results = []
     size = 8
     step = 0
+    inside = rank in members
     while size <= args.max_bytes:
         tensor = torch.ones(max(1, size // 4), dtype=torch.float32, device=device)
         samples = []
@@ -96,18 +100,38 @@ def probe(args: argparse.Namespace, rank: int, world: int, device: torch.device,
             dist.barrier()
             _sync(device)
             start = time.perf_counter()
-            dist.all_reduce(tensor)
+            if inside:
+                dist.all_reduce(tensor, group=group)
             _sync(device)
-            if i >= args.warmup:
+            if i >= args.warmup and inside:
                 samples.append(time.perf_counter() - start)
         samples.sort()
-        median = samples[len(samples) // 2]
+        median = samples[len(samples) // 2] if samples else 0.0
         slowest = [0.0] * world
         dist.all_gather_object(slowest, median)  # the collective ends when the last rank is done
-        results.append({"bytes": tensor.numel() * 4, "seconds": max(slowest)})
+        results.append({"bytes": tensor.numel() * 4, "seconds": max(slowest[r] for r in members)})
         _note(status, rank, "step", step)
         size *= 4
-    return {"sizes": results} if rank == 0 else None
+    return results
+
+
+def probe(args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path) -> dict[str, Any] | None:
+    everyone = list(range(world))
+    result: dict[str, Any] = {"sizes": _sweep_sizes(args, rank, world, device, status, None, everyone)}
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    nodes = world // max(1, local)
+    if nodes > 1 and local > 1:
+        # Each tier alone: every node's ranks among themselves (at once, as a job's first step
+        # does), then one rank per node across the network. Every rank creates every group.
+        node_groups = [list(range(n * local, (n + 1) * local)) for n in range(nodes)]
+        handles = [dist.new_group(members) for members in node_groups]
+        leaders = [members[0] for members in node_groups]
+        across = dist.new_group(leaders)
+        mine = rank // local
+        result["intra_sizes"] = _sweep_sizes(args, rank, world, device, status, handles[mine], node_groups[mine])
+        result["inter_sizes"] = _sweep_sizes(args, rank, world, device, status, across, leaders)
+        result["local_world_size"] = local
+    return result if rank == 0 else None
 
 
 def main(argv: list[str] | None = None) -> int:
