@@ -510,6 +510,9 @@ def measure(
     if as_json:
         print("\n".join(json.dumps(r, ensure_ascii=False) for r in found))
         return
+    if not found:  # not node 0: the records are written there
+        print(f"node {node_rank}: done; node 0 wrote the records", file=sys.stderr)
+        return
     print_measurements(found, out, language)
 
 
@@ -557,5 +560,8 @@ def probe(
     profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
     if as_json:
         _emit_json(profile)
+        return
+    if not profile:  # not node 0: the profile is written there
+        print(f"node {node_rank}: done; node 0 wrote the profile", file=sys.stderr)
         return
     print_probe(profile, out, language)
