@@ -13,6 +13,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml requirements/test.txt requirements/constraints.txt
 	$(PIP) -e '.[web,measure]' -r requirements/test.txt
+	$(PY) -m compileall -q src >/dev/null  # pip byte-compiles what it installs, but not an editable src/
 	touch $@
 
 install: $(STAMP)
@@ -38,6 +39,7 @@ format: install
 
 ## bench: speed as ratios measured side by side in one run
 bench: install
+	$(PY) -m compileall -q src >/dev/null  # fresh bytecode for what was edited since: a user's install has it
 	$(PY) -m bench.run
 
 clean:
