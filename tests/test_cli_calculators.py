@@ -263,3 +263,25 @@ def test_plan_with_a_fitted_curve(capsys: pytest.CaptureFixture[str], tmp_path: 
     code, _, err = run(capsys, "plan", "--work", "1e9", "-e", "0.9", "--fit", str(runs), "-d", "8")
     assert code == 2
     assert err.startswith("error: efficiency: ")
+
+
+def test_fit_with_too_few_points_shows_no_nan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text("devices,throughput\n1,100\n2,190\n", encoding="utf-8")
+    code, out, _ = run(capsys, "fit", str(runs), "--at", "4")
+    assert code == 0
+    assert "NaN" not in out
+    assert "—" in out  # no interval to show
+
+
+def test_predict_overflowing_inputs_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "predict", "-d", "8", "-v", "1e-300", "-b", "1e300", "-p", "1M", "--intra", "nvlink3")
+    assert code == 2
+    assert err.startswith("error: batch: ")
+    assert err.count("\n") == 1
+
+
+def test_plan_overflowing_work_names_epochs(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "plan", "--work", "1e300", "--epochs", "1e300", "-v", "1", "-e", "1", "-d", "1")
+    assert code == 2
+    assert err.startswith("error: epochs: ")

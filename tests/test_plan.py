@@ -80,3 +80,14 @@ def test_bad_input_names_the_field(call: object, field: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         call()  # type: ignore[operator]
     assert caught.value.field == field
+
+
+def test_total_work_is_size_times_epochs_and_stays_finite() -> None:
+    from dpscale.plan import total_work
+
+    assert total_work(1_281_167, 90) == 1_281_167 * 90
+    with pytest.raises(InvalidInput) as caught:
+        total_work(1e300, 1e300)
+    assert caught.value.field == "epochs"
+    with pytest.raises(InvalidInput, match="epochs"):
+        total_work(1e6, 0)

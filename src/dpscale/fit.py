@@ -130,6 +130,11 @@ class Prediction:
     efficiency: float
     extrapolated: bool
 
+    @property
+    def has_interval(self) -> bool:
+        """False when too few measurements leave no residual variance to build an interval from."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "devices": self.devices,
@@ -159,6 +164,10 @@ class ModelFit:
     residual_variance: float = math.nan
     dof: int = 0
     largest_measured: int = 0
+
+    def estimates(self) -> list[tuple[str, float, float | None]]:
+        """(name, value, standard error); the error is None where too few points leave it undefined."""
+        return [(k, v, _finite(self.errors.get(k, math.nan))) for k, v in self.params.items()]
 
     def throughput(self, devices: float) -> float:
         """A(n) of the fitted model."""

@@ -24,7 +24,7 @@ from dpscale import _validate
 from dpscale.errors import InvalidInput
 from dpscale.scaling import Scaling, scale
 
-__all__ = ["DeadlinePlan", "EfficiencyCurve", "Plan", "devices_for_deadline", "plan"]
+__all__ = ["DeadlinePlan", "EfficiencyCurve", "Plan", "devices_for_deadline", "plan", "total_work"]
 
 EfficiencyCurve = Callable[[int], float]
 MAX_DEVICES = 10**6
@@ -35,6 +35,13 @@ def constant(efficiency: float) -> EfficiencyCurve:
     """The seed's assumption: the same E at every cluster size."""
     e = _validate.fraction("efficiency", efficiency)
     return lambda _devices: e
+
+
+def total_work(dataset_size: float, epochs: float = 1) -> float:
+    """W = N·e: the samples (or tokens) of ``epochs`` passes over a dataset of ``dataset_size``."""
+    n = _validate.positive("work", dataset_size)
+    e = _validate.positive("epochs", epochs)
+    return _validate.finite_result("epochs", epochs, n * e)
 
 
 def _curve(efficiency: float | EfficiencyCurve) -> EfficiencyCurve:

@@ -301,3 +301,11 @@ def test_api_fit(client: TestClient) -> None:
     bad = client.post("/api/v1/fit", json={"points": points[:1]})
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["field"] == "points"
+
+
+def test_fit_page_with_too_few_points_shows_no_nan(client: TestClient) -> None:
+    r = client.get(
+        "/fit", params={"lang": "en", "measurements": "devices,throughput\n1,100\n2,190", "at": "4", "model": "auto"}
+    )
+    assert 'id="fit-predictions"' in r.text
+    assert "NaN" not in r.text

@@ -189,7 +189,7 @@ def plan(
     from dpscale.parse import parse_duration
 
     language = _lang(lang)
-    w = parse_number(work, language, field="work") * parse_number(epochs, language, field="epochs")
+    w = core.total_work(parse_number(work, language, field="work"), parse_number(epochs, language, field="epochs"))
     if (efficiency is None) == (fitted is None):
         given = "neither" if efficiency is None else f"--efficiency {efficiency} and --fit {fitted}"
         raise InvalidInput("efficiency", given, "either --efficiency or --fit, not both")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -237,8 +238,9 @@ def print_fit(f: Fit, lang: Lang) -> None:
         models.add_column(name, justify="left" if name != "AICc" else "right")
     for m in f.models:
         params = ", ".join(
-            f"{k} = {format_number(v, lang, decimals=4)} ± {format_number(m.errors[k], lang, decimals=4)}"
-            for k, v in m.params.items()
+            f"{k} = {format_number(v, lang, decimals=4)}"
+            + (f" ± {format_number(err, lang, decimals=4)}" if err is not None else "")
+            for k, v, err in m.estimates()
         )
         mark = " ←" if m.name == f.chosen else ""
         aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
@@ -251,12 +253,16 @@ def print_fit(f: Fit, lang: Lang) -> None:
         for name in (_("Devices"), _("Throughput"), _("95%% interval").replace("%%", "%"), _("Efficiency")):
             table.add_column(name, justify="right")
         for p in best.predictions:
-            interval = f"{format_number(p.low, lang, decimals=0)} – {format_number(p.high, lang, decimals=0)}"
+            interval = (
+                f"{format_number(p.low, lang, decimals=0)} – {format_number(p.high, lang, decimals=0)}"
+                if p.has_interval
+                else "—"
+            )
             table.add_row(
                 format_number(p.devices, lang) + (" *" if p.extrapolated else ""),
                 format_number(p.throughput, lang, decimals=0),
                 interval,
-                format_percent(p.efficiency, lang),
+                format_percent(p.efficiency, lang) if math.isfinite(p.efficiency) else "—",
             )
         out.print(table)
         if any(p.extrapolated for p in best.predictions):

@@ -219,10 +219,16 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     """
     n = _devices(devices)
     w, c = workload, cluster
+    with np.errstate(all="ignore"):  # overflow is checked just below and named
+        terms = step_terms(n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c)
     compute, communication, exposed, wait = (
-        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy()
-        for term in step_terms(n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c)
+        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy() for term in terms
     )
+    if not (np.all(np.isfinite(compute)) and np.all(np.isfinite(communication)) and np.all(compute > 0)):
+        # Products of extreme inputs (a batch of 1e300 at 1e-300 samples/s) leave floating point.
+        raise InvalidInput(
+            "batch", w.batch, "a batch, throughput and model size whose step times are finite and above 0"
+        )
     gradient = w.gradient_bytes
     buckets = max(1, math.ceil(gradient / c.bucket_bytes))
     assumptions = {

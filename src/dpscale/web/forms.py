@@ -186,7 +186,7 @@ def _plan(v: dict[str, Any]) -> PlanResult:
         "currency": (v["currency"] or "USD").upper(),
         "unit": v["unit"] or "samples/s",
     }
-    work = v["work"] * v["epochs"]
+    work = plan.total_work(v["work"], v["epochs"])
     result = plan.plan(work, v["devices"], v["per_device_throughput"], v["efficiency"], **money)
     deadline = None
     if v["deadline"] is not None:
