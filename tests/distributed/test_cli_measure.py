@@ -51,6 +51,8 @@ def test_probe_table_profile_and_predict(
     ("argv", "field"),
     [
         (["measure", "--workload", "resnet"], "workload"),
+        (["measure", "--params", "7B"], "params"),
+        (["probe", "--max-bytes", "8GiB"], "max_bytes"),
         (["measure", "--nproc", "0"], "nproc"),
         (["measure", "--timeout", "soon"], "timeout"),
         (["measure", "--nnodes", "2"], "rdzv_endpoint"),

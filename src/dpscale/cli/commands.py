@@ -555,8 +555,8 @@ def probe(
         threads,
     )
     size = parse_bytes(max_bytes, language, field="max_bytes")
-    if size < 8:
-        raise InvalidInput("max_bytes", max_bytes, "at least 8 bytes")
+    if not 8 <= size <= 2**30:
+        raise InvalidInput("max_bytes", max_bytes, "from 8 bytes to 1024 MiB")
     profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
     if as_json:
         _emit_json(profile)

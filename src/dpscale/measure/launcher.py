@@ -29,6 +29,9 @@ from dpscale.measure import records
 __all__ = ["Cluster", "fit_alpha_beta", "measure", "probe"]
 
 # torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
+MAX_PARAMS = 1e9  # 4 GB of fp32 weights and as much again of gradients, on every rank
+MAX_PROBE_BYTES = 2**30
+
 _EXITCODE = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
 _TIMED_OUT = re.compile(r"^\[rank(\d+)\]:.*(?:Timed out|timed out|Timeout)", re.M)
 
@@ -232,6 +235,10 @@ def measure(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise InvalidInput(name, value, f"a whole number of at least {least}")
+    if not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
+        raise InvalidInput(
+            "params", params, f"from 1k to {MAX_PARAMS:.0e} (every rank holds the model and its gradients)"
+        )
     if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
         raise InvalidInput("nproc", list(sizes), "one or more rank counts of at least 1")
     if base.threads is None:
@@ -359,6 +366,8 @@ def probe(
     profile for ``dpscale predict --network`` to ``out``.
     """
     c = cluster or Cluster(nproc_per_node=2)
+    if not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
+        raise InvalidInput("max_bytes", max_bytes, f"from 8 bytes to {MAX_PROBE_BYTES // 2**20} MiB")
     if c.world_size < 2:
         raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
     data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
