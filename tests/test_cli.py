@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -32,6 +33,25 @@ def test_seed_example_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert "115,200 samples/s" in out
     assert "57.6×" in out
     assert "12,800 samples/s" in out
+
+
+@pytest.mark.parametrize("unit", ["tok/s [bf16]", "[/x]", ":thumbs_up:", "[bold]img/s"])
+def test_unit_prints_as_written(capsys: pytest.CaptureFixture[str], unit: str) -> None:
+    # The unit is the user's text: never Rich markup or an emoji code.
+    code, out, err = run(capsys, "scale", "64", "2000", "0.9", "--unit", unit)
+    assert (code, err) == (0, "")
+    assert f"115,200 {unit}" in out
+
+
+def test_called_from_python_leaves_the_collector_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    # The console script runs `scale` without the cyclic collector and freezes at exit; a caller
+    # in Python (this test process) keeps its collector as it was.
+    frozen = gc.get_freeze_count()
+    assert gc.isenabled()
+    code, _, _ = run(capsys, "scale", "64", "2000", "0.9")
+    assert code == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
 
 
 def test_percent_efficiency(capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,4 +47,6 @@ def language_from_env(default: Lang = "en") -> Lang:
 @functools.cache
 def translation(lang: Lang) -> gettext.NullTranslations:
     """The compiled catalog for ``lang``; English is the source language."""
+    if lang == "en":  # the messages are written in English: nothing to look up
+        return gettext.NullTranslations()
     return gettext.translation(DOMAIN, localedir=LOCALE_DIR, languages=[lang], fallback=True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from dpscale.format import (
     format_duration,
@@ -28,6 +29,13 @@ if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.plan import DeadlinePlan, Plan
     from dpscale.predict.model import Lever, Prediction
     from dpscale.scaling import Solution
+
+
+def _console() -> Console:
+    # Everything prints as written: no markup (a unit such as "tok/s [bf16]" or a file name is the
+    # user's text, not a style), no :emoji: codes (so Rich's large emoji table is never loaded), no
+    # highlighting. Emphasis is given with Text styles.
+    return Console(highlight=False, emoji=False, markup=False)
 
 
 def print_scaling(solution: Solution, lang: Lang, console: Console | None = None) -> None:
@@ -53,10 +61,10 @@ def print_scaling(solution: Solution, lang: Lang, console: Console | None = None
     solved = _("solved")
     for key, label, value in rows:
         if solution.unknown != "actual_throughput" and key == solution.unknown:
-            table.add_row(f"[bold]{label}[/bold]", f"[bold]{value}[/bold]  ← {solved}")
+            table.add_row(Text(label, style="bold"), Text.assemble((value, "bold"), f"  ← {solved}"))
         else:
             table.add_row(label, value)
-    out = console or Console(highlight=False)
+    out = console or _console()
     out.print(table)
     if solution.target_throughput is not None and solution.surplus_throughput > 0:
         out.print(
@@ -76,7 +84,7 @@ def print_rows(rows: list[tuple[str, str]], console: Console | None = None, note
     table.add_column(justify="right")
     for label, value in rows:
         table.add_row(label, value)
-    out = console or Console(highlight=False)
+    out = console or _console()
     out.print(table)
     for note in notes or []:
         out.print(note, highlight=False)
@@ -149,7 +157,7 @@ def print_plan(p: Plan, lang: Lang) -> None:
 
 def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
     _ = translation(lang).gettext
-    out = Console(highlight=False)
+    out = _console()
     out.print(
         _("Fewest devices that finish within {deadline}: {devices}").format(
             deadline=format_duration(dp.deadline_seconds, lang), devices=format_number(dp.plan.scaling.devices, lang)
@@ -171,14 +179,14 @@ def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
         ]
         if option.cost is not None:
             cells.append(format_money(option.cost, option.currency, lang))
-        marker = "[bold]" if option.scaling.devices == dp.plan.scaling.devices else ""
-        table.add_row(*(f"{marker}{c}[/bold]" if marker else c for c in cells))
+        chosen = option.scaling.devices == dp.plan.scaling.devices
+        table.add_row(*(Text(c, style="bold") if chosen else c for c in cells))
     out.print(table)
 
 
 def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     _ = translation(lang).gettext
-    out = Console(highlight=False)
+    out = _console()
     table = Table(box=box.SIMPLE, pad_edge=False)
     from dpscale.predict.wording import lever_text
 
@@ -230,7 +238,7 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
 
 def print_fit(f: Fit, lang: Lang) -> None:
     _ = translation(lang).gettext
-    out = Console(highlight=False)
+    out = _console()
     models = Table(
         box=box.SIMPLE, pad_edge=False, title=_("Models fitted to %(n)s measurements") % {"n": len(f.points)}
     )
@@ -278,7 +286,7 @@ def print_fit(f: Fit, lang: Lang) -> None:
 
 def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> None:
     _ = translation(lang).gettext
-    console = Console(highlight=False)
+    console = _console()
     table = Table(box=box.SIMPLE, pad_edge=False, title=_("Measured (records added to %(out)s)") % {"out": out})
     for name in (
         _("Devices"),
@@ -316,7 +324,7 @@ def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> Non
 
 def print_probe(profile: dict[str, Any], out: str, lang: Lang) -> None:
     _ = translation(lang).gettext
-    console = Console(highlight=False)
+    console = _console()
     table = Table(
         box=box.SIMPLE, pad_edge=False, title=_("All-reduce over %(n)s ranks") % {"n": profile.get("world_size")}
     )
