@@ -135,7 +135,8 @@ def test_superlinear_warns(capsys: pytest.CaptureFixture[str]) -> None:
         (["scale", "64", "2000", "150%"], "efficiency"),
         (["scale", "64", "2000", "0,9"], "efficiency"),
         (["scale", "64", "2000", "0.9", "--lang", "de"], "lang"),
-        (["scale", "64", "2000"], "exactly three"),
+        (["scale", "64", "2000"], "efficiency: missing; expected three of devices"),
+        (["scale", "64", "2000", "0.9", "-a", "1"], "actual_throughput: got 1.0; expected no value when"),
         (["scale", "64", "2000", "0.9", "--devices", "32"], "devices"),
         (["scale", "-d", "64", "-v", "2000", "-a", "1", "--solve", "devices"], "solve"),
         (["scale", "64", "2000", "0.9", "--unit", ""], "unit"),
@@ -162,6 +163,9 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys)
     assert code == 0
     assert "scale" in out
+    code, out, err = run(capsys, "scale")  # nothing to compute: its help, not an error
+    assert (code, err) == (0, "")
+    assert "Give any three of d, v, E and A" in " ".join(out.split())
 
 
 def _subprocess(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpscale
-from dpscale import InvalidInput, devices_for, efficiency_from, per_device_for, scale, solve
+from dpscale import InvalidInput, MissingInput, devices_for, efficiency_from, per_device_for, scale, solve
 from tests.conftest import assert_close
 
 devices_st = st.integers(min_value=1, max_value=10**6)
@@ -162,12 +162,26 @@ def test_solve_finds_the_missing_one(kwargs: dict[str, float], unknown: str, val
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{}, {"devices": 1, "per_device_throughput": 1, "efficiency": 1, "actual_throughput": 1}]
+    ("kwargs", "field", "missing"),
+    [
+        ({}, "devices", True),
+        ({"devices": 64}, "per_device_throughput", True),
+        ({"devices": 64, "actual_throughput": 1000.0}, "per_device_throughput", True),
+        (
+            {"devices": 1, "per_device_throughput": 1, "efficiency": 1, "actual_throughput": 1},
+            "actual_throughput",
+            False,
+        ),
+    ],
 )
-def test_solve_needs_exactly_three(kwargs: dict[str, float]) -> None:
+def test_solve_needs_exactly_three(kwargs: dict[str, float], field: str, missing: bool) -> None:
     with pytest.raises(InvalidInput) as caught:
         solve(**kwargs)  # type: ignore[arg-type]
-    assert caught.value.field == "unknown"
+    assert caught.value.field == field
+    assert isinstance(caught.value, MissingInput) is missing
+    expected = "three of devices, per_device_throughput, efficiency and actual_throughput" if missing else "all given"
+    assert expected in str(caught.value)
+    assert "None" not in str(caught.value)
 
 
 @given(devices_st, throughput_st, efficiency_st)

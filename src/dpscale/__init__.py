@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from dpscale._version import __version__
-from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, RunFailed
+from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, MissingInput, RunFailed
 from dpscale.scaling import Scaling, Solution, devices_for, efficiency_from, per_device_for, scale, solve
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ __all__ = [
     "DpscaleError",
     "InvalidInput",
     "MissingExtra",
+    "MissingInput",
     "RunFailed",
     "__version__",
     # measurement (torch, imported on first use)

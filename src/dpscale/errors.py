@@ -4,7 +4,8 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
 
     DpscaleError                      base of everything dpscale raises on purpose
      ├── InvalidInput (ValueError)    a value out of range or unreadable; knows field, value, accepted
-     │    └── AmbiguousInput          readable two ways (an efficiency of "90"); says how to write it
+     │    ├── AmbiguousInput          readable two ways (an efficiency of "90"); says how to write it
+     │    └── MissingInput            a required value not given at all
      ├── MissingExtra (ImportError)   an optional part is not installed; says what to pip install
      └── RunFailed (RuntimeError)     a measured run did not complete: which rank, how, what was left
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "RunFailed"]
+__all__ = ["AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
 
 
 class DpscaleError(Exception):
@@ -49,6 +50,21 @@ class AmbiguousInput(InvalidInput):
     """A value that could be read in more than one way; the hint says how to write it."""
 
 
+class MissingInput(InvalidInput):
+    """A required value that was not given; ``value`` is None."""
+
+    def __init__(self, field: str, accepted: str, *, hint: str | None = None) -> None:
+        super().__init__(field, None, accepted, hint=hint)
+
+    @property
+    def message(self) -> str:
+        text = f"{self.field}: missing; expected {self.accepted}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_missing, (self.field, self.accepted, self.hint))
+
+
 class MissingExtra(DpscaleError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 
@@ -70,3 +86,7 @@ def _show(value: Any) -> str:
 
 def _rebuild(cls: type[InvalidInput], field: str, value: Any, accepted: str, hint: str | None) -> InvalidInput:
     return cls(field, value, accepted, hint=hint)
+
+
+def _rebuild_missing(field: str, accepted: str, hint: str | None) -> MissingInput:
+    return MissingInput(field, accepted, hint=hint)

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingInput
 
 __all__ = [
     "Scaling",
@@ -258,11 +258,18 @@ def solve(
         "actual_throughput": actual_throughput,
     }
     missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
+    if not missing:
         raise InvalidInput(
-            "unknown",
-            ", ".join(missing) or "none",
-            "exactly three of devices, per_device_throughput, efficiency and actual_throughput",
+            "actual_throughput",
+            actual_throughput,
+            "no value when devices, per_device_throughput and efficiency are all given "
+            "(give three of the four; the fourth is worked out)",
+        )
+    if len(missing) > 1:
+        raise MissingInput(
+            missing[0],
+            "three of devices, per_device_throughput, efficiency and actual_throughput; the fourth is worked out",
+            hint=f"{len(missing)} not given: {', '.join(missing)}",
         )
     # Exactly one is None here; cast() only tells the type checker so.
     d, v, e, a = (cast(float, given[name]) for name in given)

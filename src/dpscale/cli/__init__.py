@@ -45,9 +45,11 @@ def _main(args: list[str]) -> None:
 
     if not args or args[0] not in LIGHT_COMMANDS:
         import dpscale.cli.commands  # noqa: F401  (registers the other commands on app)
+    if not args or args == ["scale"]:  # nothing to compute yet: say how
+        args = [*args, "--help"]
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=args or ["--help"], prog_name="dpscale", standalone_mode=False)
+        code = command.main(args=args, prog_name="dpscale", standalone_mode=False)
     except RunFailed as exc:  # the input was fine; the run was not
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         sys.exit(EXIT_RUN_FAILED)
