@@ -130,6 +130,20 @@ def test_predict_table_and_levers(capsys: pytest.CaptureFixture[str]) -> None:
     assert "balance the load: no step-time variation" in out
 
 
+def test_predict_table_is_whole_in_a_pipe(capsys: pytest.CaptureFixture[str]) -> None:
+    # Nine columns are wider than the 80 Rich assumes when output is not a terminal: the table is
+    # printed at its natural width, never with numbers cut to "15.19…".
+    devices = "8,16,64,256,1024,4096"
+    code, out, _ = run(capsys, *PREDICT[:2], devices, *PREDICT[3:], "--intra", "nvlink3", "--inter", "ib-hdr")
+    assert code == 0
+    assert "…" not in out
+    header = next(line for line in out.splitlines() if "Bound by" in line)
+    assert len(header.rstrip()) > 80
+    assert all(word in header for word in ("Devices", "Compute", "Comm.", "Wait", "Bound by"))
+    assert "4,096" in out
+    assert "stragglers" in out
+
+
 def test_predict_json_with_numbers_and_units(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys,

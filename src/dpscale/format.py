@@ -68,9 +68,9 @@ def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     return text
 
 
-def format_speedup(speedup: float, lang: Lang) -> str:
+def format_speedup(speedup: float, lang: Lang, *, decimals: int = _MAX_DECIMALS) -> str:
     """57.6 → ``57,6 ×`` (fr, no-break space) or ``57.6×`` (en)."""
-    number = format_number(speedup, lang)
+    number = format_number(speedup, lang, decimals=decimals)
     return f"{number}\u00a0×" if lang == "fr" else f"{number}×"
 
 

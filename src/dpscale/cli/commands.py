@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from dpscale.cli.app import JsonOption, LangOption, _emit_json, _lang, _save, app
-from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.errors import InvalidInput, MissingExtra, MissingInput
 from dpscale.i18n import Lang
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
@@ -202,7 +202,7 @@ def plan(
         v = parse_number(per_device, language, field="per_device_throughput") if per_device else best.throughput(1)
     else:
         if per_device is None:
-            raise InvalidInput("per_device_throughput", "missing", "--per-device, or --fit to read it from runs")
+            raise MissingInput("per_device_throughput", "--per-device, or --fit to read it from runs")
         e = parse_efficiency(efficiency or "", language)
         v = parse_number(per_device, language, field="per_device_throughput")
     money = {
@@ -322,7 +322,7 @@ def predict(
             intra_link = measured_inter  # a profile across nodes only: one measured tier for both
         per_node = measured_per_node if devices_per_node is None else per_node
     if intra_link is None:
-        raise InvalidInput("intra_bw", "missing", "--intra-bw (such as 300GB/s) or --intra (such as nvlink3)")
+        raise MissingInput("intra_bw", "--intra-bw (such as 300GB/s) or --intra (such as nvlink3)")
     workload = model.Workload(
         parse_number(per_device, language, field="per_device_throughput"),
         parse_number(batch, language, field="batch"),
@@ -416,7 +416,7 @@ def _cluster(
     if nnodes < 1:
         raise InvalidInput("nnodes", nnodes, "a whole number of at least 1")
     if nnodes > 1 and endpoint is None:
-        raise InvalidInput("rdzv_endpoint", "missing", "host:port of node 0, with --nnodes above 1")
+        raise MissingInput("rdzv_endpoint", "host:port of node 0, with --nnodes above 1")
     if not 0 <= node_rank < nnodes:
         raise InvalidInput("node_rank", node_rank, f"a rank from 0 to {nnodes - 1}")
     return Cluster(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -38,6 +39,29 @@ def _console() -> Console:
     return Console(highlight=False, emoji=False, markup=False)
 
 
+def _print_table(out: Console, table: Table) -> None:
+    """Print ``table`` whole.
+
+    On a terminal Rich fits the table to the window. Into a file or a pipe (where Rich assumes 80
+    columns) a wide table would come out with its numbers cut to "15.19…"; there it is printed at
+    its natural width instead.
+    """
+    if not out.is_terminal:
+        natural = Measurement.get(out, out.options.update_width(_UNBOUNDED), table).maximum
+        if natural > out.width:
+            width = out.width
+            out.width = natural
+            try:
+                out.print(table)
+            finally:
+                out.width = width
+            return
+    out.print(table)
+
+
+_UNBOUNDED = 10_000  # columns: wider than any table here
+
+
 def print_scaling(solution: Solution, lang: Lang, console: Console | None = None) -> None:
     _ = translation(lang).gettext
     s = solution.scaling
@@ -65,7 +89,7 @@ def print_scaling(solution: Solution, lang: Lang, console: Console | None = None
         else:
             table.add_row(label, value)
     out = console or _console()
-    out.print(table)
+    _print_table(out, table)
     if solution.target_throughput is not None and solution.surplus_throughput > 0:
         out.print(
             _("Target {target}: {devices} devices give {surplus} more.").format(
@@ -85,7 +109,7 @@ def print_rows(rows: list[tuple[str, str]], console: Console | None = None, note
     for label, value in rows:
         table.add_row(label, value)
     out = console or _console()
-    out.print(table)
+    _print_table(out, table)
     for note in notes or []:
         out.print(note, highlight=False)
 
@@ -181,7 +205,7 @@ def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
             cells.append(format_money(option.cost, option.currency, lang))
         chosen = option.scaling.devices == dp.plan.scaling.devices
         table.add_row(*(Text(c, style="bold") if chosen else c for c in cells))
-    out.print(table)
+    _print_table(out, table)
 
 
 def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
@@ -208,14 +232,14 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
             format_number(int(n), lang),
             format_percent(float(p.efficiency[i]), lang),
             format_number(float(p.actual_throughput[i]), lang, decimals=0),
-            format_speedup(float(p.speedup[i]), lang),
+            format_speedup(float(p.speedup[i]), lang, decimals=1),
             format_milliseconds(float(p.step_time[i]), lang),
             format_milliseconds(float(p.compute_time[i]), lang),
             format_milliseconds(float(p.exposed_communication[i]), lang),
             format_milliseconds(float(p.straggler_wait[i]), lang),
             names[p.bottleneck[i]],
         )
-    out.print(table)
+    _print_table(out, table)
     out.print(
         _(
             "E efficiency, A actual throughput, S speedup; Comm.: communication not hidden by the backward pass; "
@@ -233,7 +257,7 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
         for lever in levers:
             text = lever_text(lever.name, lang)
             lever_table.add_row(text, format_percent(lever.efficiency, lang), format_points(lever.gain, lang))
-        out.print(lever_table)
+        _print_table(out, lever_table)
 
 
 def print_fit(f: Fit, lang: Lang) -> None:
@@ -254,7 +278,7 @@ def print_fit(f: Fit, lang: Lang) -> None:
         aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
         r2 = format_number(m.r2, lang, decimals=5) if m.params else "—"
         models.add_row(f"{m.name}{mark}", params or "—", r2, aicc)
-    out.print(models)
+    _print_table(out, models)
     best = f.best
     if best.predictions:
         table = Table(box=box.SIMPLE, pad_edge=False, title=_("Predicted by %(model)s") % {"model": best.name})
@@ -272,7 +296,7 @@ def print_fit(f: Fit, lang: Lang) -> None:
                 interval,
                 format_percent(p.efficiency, lang) if math.isfinite(p.efficiency) else "—",
             )
-        out.print(table)
+        _print_table(out, table)
         if any(p.extrapolated for p in best.predictions):
             out.print(_("* beyond the largest measured size"))
     if f.peak_devices is not None:
@@ -319,7 +343,7 @@ def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> Non
             ),
             format_percent(float(cv), lang) if isinstance(cv, int | float) else "—",
         )
-    console.print(table)
+    _print_table(console, table)
 
 
 def print_probe(profile: dict[str, Any], out: str, lang: Lang) -> None:
@@ -337,7 +361,7 @@ def print_probe(profile: dict[str, Any], out: str, lang: Lang) -> None:
             format_number(row["algbw"] / 1e9, lang, decimals=3),
             format_number(row["busbw"] / 1e9, lang, decimals=3),
         )
-    console.print(table)
+    _print_table(console, table)
     tier = profile.get("intra") or profile.get("inter")
     if isinstance(tier, dict):
         console.print(

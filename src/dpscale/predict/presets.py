@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingInput
 from dpscale.predict.collectives import Link
 
 __all__ = ["link", "presets"]
@@ -52,9 +52,7 @@ def resolve_link(
         raise InvalidInput(f"{tier}_bandwidth", bandwidth, "a preset or a bandwidth, not both")
     if preset is None and bandwidth is None:
         if latency is not None or efficiency is not None:
-            raise InvalidInput(
-                f"{tier}_bandwidth", "missing", "a bandwidth or a preset before a latency or an efficiency"
-            )
+            raise MissingInput(f"{tier}_bandwidth", "a bandwidth or a preset before a latency or an efficiency")
         return None
     base = (
         link(tier, preset, nics=nics if tier == "inter" else 1)
