@@ -163,6 +163,15 @@ def test_api_bad_input_is_422_naming_the_field(client: TestClient, params: dict[
     assert errors[0]["message"]
 
 
+@pytest.mark.parametrize("text", ["nan", "inf", "-Infinity"])
+def test_api_non_finite_numbers_are_named_as_such(client: TestClient, text: str) -> None:
+    r = client.get("/api/v1/scaling", params={"devices": 64, "per_device_throughput": text, "efficiency": 0.9})
+    assert r.status_code == 422
+    assert r.json()["errors"] == [
+        {"field": "per_device_throughput", "message": f"got {text!r}; expected a finite number"}
+    ]
+
+
 def test_openapi_and_local_docs(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert "/api/v1/scaling" in spec["paths"]

@@ -8,6 +8,7 @@ the user types by fetching the same results fragment the server renders.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -193,6 +194,13 @@ class SecurityHeaders:
         await app(scope, receive, send_wrapper)
 
 
+def _not_finite(text: str) -> bool:
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def choose_lang(request: Request, lang: str | None) -> Lang:
     """?lang= first, then Accept-Language, then French (the seed's language)."""
     if lang in LANGUAGES:
@@ -254,7 +262,10 @@ def create_app() -> FastAPI:
             if err.get("type") == "json_invalid":  # the body is not JSON at all: the request is at fault
                 loc = []
             given = err.get("input")
-            message = f"got {given!r}; {err.get('msg', 'invalid value')}" if given is not None else err.get("msg", "")
+            reason = err.get("msg", "invalid value")
+            if isinstance(given, str) and _not_finite(given):  # pydantic reads "nan" and "inf", then a bound fails
+                reason = "expected a finite number"
+            message = f"got {given!r}; {reason}" if given is not None else err.get("msg", "")
             errors.append({"field": ".".join(loc) or "request", "message": message})
         return JSONResponse({"errors": errors}, status_code=422)
 
