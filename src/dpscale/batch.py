@@ -68,6 +68,11 @@ class Batch:
         """B·L, when a sequence length was given."""
         return None if self.sequence_length is None else self.global_batch * self.sequence_length
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_rows(report.batch_rows(self, "en"), "dpscale-batch")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "micro_batch": self.micro_batch,

@@ -244,6 +244,11 @@ class Fit:
         largest = max(p.devices for p in self.points)
         return usl.peak_devices if usl.peak_devices <= PEAK_REACH * largest else None
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_grid(report.fit_grid(self, "en"), "dpscale-fit")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "points": [{"devices": p.devices, "throughput": p.throughput} for p in self.points],

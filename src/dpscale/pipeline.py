@@ -102,6 +102,11 @@ class Bubble:
             return min(self.stages, self.micro_batches)
         return None
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_rows(report.bubble_rows(self, "en"), "dpscale-bubble")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "stages": self.stages,

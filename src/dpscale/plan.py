@@ -81,6 +81,11 @@ class Plan:
     def energy_kwh(self) -> float | None:
         return None if self.watts_per_device is None else self.device_hours * self.watts_per_device / 1000
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_rows(report.plan_rows(self, "en"), "dpscale-plan")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.scaling.to_dict(),
@@ -136,6 +141,13 @@ class DeadlinePlan:
     deadline_seconds: float
     plan: Plan
     options: tuple[Plan, ...]
+
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_rows(report.plan_rows(self.plan, "en"), "dpscale-plan") + report.html_grid(
+            report.deadline_grid(self, "en"), "dpscale-deadline"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

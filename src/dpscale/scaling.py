@@ -116,22 +116,9 @@ class Scaling:
         }
 
     def _repr_html_(self) -> str:
-        import html
+        from dpscale import report
 
-        from dpscale.format import format_number, format_percent, format_speedup
-
-        unit = self.unit
-        rows = [
-            ("Devices (d)", format_number(self.devices, "en")),
-            ("Per-device throughput (v)", f"{format_number(self.per_device_throughput, 'en')} {unit}"),
-            ("Scaling efficiency (E)", format_percent(self.efficiency, "en")),
-            ("Ideal throughput (I = d·v)", f"{format_number(self.ideal_throughput, 'en')} {unit}"),
-            ("Actual throughput (A = I·E)", f"{format_number(self.actual_throughput, 'en')} {unit}"),
-            ("Speedup (S = d·E)", format_speedup(self.speedup, "en")),
-            ("Lost throughput (I − A)", f"{format_number(self.lost_throughput, 'en')} {unit}"),
-        ]
-        body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
-        return f'<table class="dpscale-scaling">{body}</table>'
+        return report.html_rows(report.scaling_rows(self, "en"), "dpscale-scaling")
 
 
 def scale(

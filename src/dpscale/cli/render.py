@@ -1,4 +1,4 @@
-"""Tables for the terminal (Rich), in the user's language."""
+"""Tables for the terminal (Rich), in the user's language; what they hold comes from dpscale.report."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from dpscale import report
 from dpscale.format import (
     format_duration,
-    format_energy,
     format_milliseconds,
-    format_money,
     format_number,
     format_percent,
     format_points,
-    format_speedup,
 )
 from dpscale.i18n import Lang, translation
 
@@ -65,32 +63,22 @@ _UNBOUNDED = 10_000  # columns: wider than any table here
 def print_scaling(solution: Solution, lang: Lang, console: Console | None = None) -> None:
     _ = translation(lang).gettext
     s = solution.scaling
-    unit = s.unit
-
-    def throughput(x: float) -> str:
-        return f"{format_number(x, lang)} {unit}"
-
-    rows = [
-        ("devices", _("Devices (d)"), format_number(s.devices, lang)),
-        ("per_device_throughput", _("Per-device throughput (v)"), throughput(s.per_device_throughput)),
-        ("efficiency", _("Scaling efficiency (E)"), format_percent(s.efficiency, lang)),
-        (None, _("Ideal throughput (I = d·v)"), throughput(s.ideal_throughput)),
-        ("actual_throughput", _("Actual throughput (A = I·E)"), throughput(s.actual_throughput)),
-        (None, _("Speedup (S = d·E)"), format_speedup(s.speedup, lang)),
-        (None, _("Lost throughput (I − A)"), throughput(s.lost_throughput)),
-    ]
     table = Table(box=box.SIMPLE, show_header=False, show_edge=False, pad_edge=False)
     table.add_column(justify="left")
     table.add_column(justify="right")
     solved = _("solved")
-    for key, label, value in rows:
-        if solution.unknown != "actual_throughput" and key == solution.unknown:
-            table.add_row(Text(label, style="bold"), Text.assemble((value, "bold"), f"  ← {solved}"))
+    for row in report.scaling_rows(s, lang):
+        if solution.unknown != "actual_throughput" and row.key == solution.unknown:
+            table.add_row(Text(row.label, style="bold"), Text.assemble((row.value, "bold"), f"  ← {solved}"))
         else:
-            table.add_row(label, value)
+            table.add_row(row.label, row.value)
     out = console or _console()
     _print_table(out, table)
     if solution.target_throughput is not None and solution.surplus_throughput > 0:
+
+        def throughput(x: float) -> str:
+            return f"{format_number(x, lang)} {s.unit}"
+
         out.print(
             _("Target {target}: {devices} devices give {surplus} more.").format(
                 target=throughput(solution.target_throughput),
@@ -101,32 +89,31 @@ def print_scaling(solution: Solution, lang: Lang, console: Console | None = None
         )
 
 
-def print_rows(rows: list[tuple[str, str]], console: Console | None = None, notes: list[str] | None = None) -> None:
+def print_rows(rows: list[report.Row], console: Console | None = None, notes: list[str] | None = None) -> None:
     """A two-column table of labels and values, then any notes, one per line."""
     table = Table(box=box.SIMPLE, show_header=False, show_edge=False, pad_edge=False)
     table.add_column(justify="left")
     table.add_column(justify="right")
-    for label, value in rows:
-        table.add_row(label, value)
+    for row in rows:
+        table.add_row(row.label, row.value)
     out = console or _console()
     _print_table(out, table)
     for note in notes or []:
         out.print(note, highlight=False)
 
 
+def _grid_table(grid: report.Grid, justify: tuple[JustifyMethod, ...] = ("right",), *, no_wrap: bool = False) -> Table:
+    """A Rich table of ``grid``; ``justify`` per column (the last one repeats)."""
+    table = Table(box=box.SIMPLE, pad_edge=False, title=grid.title)
+    for i, name in enumerate(grid.header):
+        table.add_column(name, justify=justify[min(i, len(justify) - 1)], no_wrap=no_wrap)
+    for i, row in enumerate(grid.rows):
+        table.add_row(*(Text(c, style="bold") if i == grid.emphasis else c for c in row))
+    return table
+
+
 def print_batch(solution: BatchSolution | None, batch: Batch, lang: Lang, lr: float | None = None) -> None:
     _ = translation(lang).gettext
-    rows = [
-        (_("Micro-batch per device (b)"), format_number(batch.micro_batch, lang)),
-        (_("Accumulation steps (k)"), format_number(batch.accumulation, lang)),
-        (_("Data-parallel devices (d)"), format_number(batch.devices, lang)),
-        (_("Per-device batch (b·k)"), format_number(batch.per_device_batch, lang)),
-        (_("Global batch (B = b·k·d)"), format_number(batch.global_batch, lang)),
-    ]
-    if batch.global_batch_tokens is not None:
-        rows.append((_("Global batch in tokens (B·L)"), format_number(batch.global_batch_tokens, lang)))
-    if lr is not None:
-        rows.append((_("Learning rate, linear scaling rule"), format_number(lr, lang, decimals=6)))
     notes = []
     if solution is not None and not solution.exact:
         notes.append(
@@ -136,47 +123,15 @@ def print_batch(solution: BatchSolution | None, batch: Batch, lang: Lang, lr: fl
                 diff=format_number(solution.difference, lang),
             )
         )
-    print_rows(rows, notes=notes)
+    print_rows(report.batch_rows(batch, lang, lr), notes=notes)
 
 
 def print_bubble(b: Bubble, lang: Lang) -> None:
-    _ = translation(lang).gettext
-    rows = [
-        (_("Pipeline stages (p)"), format_number(b.stages, lang)),
-        (_("Micro-batches per step (m)"), format_number(b.micro_batches, lang)),
-        (_("Schedule"), b.schedule + (f" (v = {b.chunks})" if b.schedule == "interleaved" else "")),
-        (_("Bubble, share of the step"), format_percent(b.fraction, lang, decimals=2)),
-        (_("Bubble, relative to useful time"), format_percent(b.overhead, lang, decimals=2)),
-        (_("Pipeline efficiency (1 − bubble)"), format_percent(b.efficiency, lang, decimals=2)),
-    ]
-    if b.step_time is not None and b.idle_time is not None:
-        rows.append((_("Step time"), format_duration(b.step_time, lang)))
-        rows.append((_("Idle time per step"), format_duration(b.idle_time, lang)))
-    if b.activations_in_flight is not None:
-        rows.append((_("Micro-batches of activations held (stage 1)"), format_number(b.activations_in_flight, lang)))
-    print_rows(rows)
-
-
-def plan_rows(p: Plan, lang: Lang) -> list[tuple[str, str]]:
-    _ = translation(lang).gettext
-    s = p.scaling
-    rows = [
-        (_("Work"), format_number(p.work, lang)),
-        (_("Devices (d)"), format_number(s.devices, lang)),
-        (_("Scaling efficiency (E)"), format_percent(s.efficiency, lang)),
-        (_("Actual throughput (A)"), f"{format_number(s.actual_throughput, lang)} {s.unit}"),
-        (_("Time to train"), format_duration(p.seconds, lang)),
-        (_("Device-hours"), format_number(p.device_hours, lang, decimals=1)),
-    ]
-    if p.cost is not None:
-        rows.append((_("Cost"), format_money(p.cost, p.currency, lang)))
-    if p.energy_kwh is not None:
-        rows.append((_("Energy (devices only)"), format_energy(p.energy_kwh, lang)))
-    return rows
+    print_rows(report.bubble_rows(b, lang))
 
 
 def print_plan(p: Plan, lang: Lang) -> None:
-    print_rows(plan_rows(p, lang))
+    print_rows(report.plan_rows(p, lang))
 
 
 def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
@@ -187,58 +142,16 @@ def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
             deadline=format_duration(dp.deadline_seconds, lang), devices=format_number(dp.plan.scaling.devices, lang)
         )
     )
-    print_rows(plan_rows(dp.plan, lang), out)
-    table = Table(box=box.SIMPLE, pad_edge=False, title=_("Cluster sizes compared"))
-    columns = [_("Devices"), _("Efficiency"), _("Time to train"), _("Device-hours")]
-    if dp.plan.cost is not None:
-        columns.append(_("Cost"))
-    for name in columns:
-        table.add_column(name, justify="right")
-    for option in dp.options:
-        cells = [
-            format_number(option.scaling.devices, lang),
-            format_percent(option.scaling.efficiency, lang),
-            format_duration(option.seconds, lang),
-            format_number(option.device_hours, lang, decimals=1),
-        ]
-        if option.cost is not None:
-            cells.append(format_money(option.cost, option.currency, lang))
-        chosen = option.scaling.devices == dp.plan.scaling.devices
-        table.add_row(*(Text(c, style="bold") if chosen else c for c in cells))
-    _print_table(out, table)
+    print_rows(report.plan_rows(dp.plan, lang), out)
+    _print_table(out, _grid_table(report.deadline_grid(dp, lang)))
 
 
 def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     _ = translation(lang).gettext
     out = _console()
-    table = Table(box=box.SIMPLE, pad_edge=False)
     from dpscale.predict.wording import lever_text
 
-    for name in (
-        _("Devices"),
-        "E",
-        "A",
-        "S",
-        _("Step"),
-        _("Compute"),
-        _("Comm."),
-        _("Wait"),
-        _("Bound by"),
-    ):
-        table.add_column(name, justify="right", no_wrap=True)
-    names = {"compute": _("compute"), "communication": _("communication"), "stragglers": _("stragglers")}
-    for i, n in enumerate(p.devices):
-        table.add_row(
-            format_number(int(n), lang),
-            format_percent(float(p.efficiency[i]), lang),
-            format_number(float(p.actual_throughput[i]), lang, decimals=0),
-            format_speedup(float(p.speedup[i]), lang, decimals=1),
-            format_milliseconds(float(p.step_time[i]), lang),
-            format_milliseconds(float(p.compute_time[i]), lang),
-            format_milliseconds(float(p.exposed_communication[i]), lang),
-            format_milliseconds(float(p.straggler_wait[i]), lang),
-            names[p.bottleneck[i]],
-        )
+    table = _grid_table(report.prediction_grid(p, lang), no_wrap=True)
     _print_table(out, table)
     out.print(
         _(
@@ -263,22 +176,7 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
 def print_fit(f: Fit, lang: Lang) -> None:
     _ = translation(lang).gettext
     out = _console()
-    models = Table(
-        box=box.SIMPLE, pad_edge=False, title=_("Models fitted to %(n)s measurements") % {"n": len(f.points)}
-    )
-    for name in (_("Model"), _("Parameters (± standard error)"), "R²", "AICc"):
-        models.add_column(name, justify="left" if name != "AICc" else "right")
-    for m in f.models:
-        params = ", ".join(
-            f"{k} = {format_number(v, lang, decimals=4)}"
-            + (f" ± {format_number(err, lang, decimals=4)}" if err is not None else "")
-            for k, v, err in m.estimates()
-        )
-        mark = " ←" if m.name == f.chosen else ""
-        aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
-        r2 = format_number(m.r2, lang, decimals=5) if m.params else "—"
-        models.add_row(f"{m.name}{mark}", params or "—", r2, aicc)
-    _print_table(out, models)
+    _print_table(out, _grid_table(report.fit_grid(f, lang), ("left", "left", "left", "right")))
     best = f.best
     if best.predictions:
         table = Table(box=box.SIMPLE, pad_edge=False, title=_("Predicted by %(model)s") % {"model": best.name})

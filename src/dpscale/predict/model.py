@@ -128,6 +128,11 @@ class Prediction:
                 out.append("communication" if comm >= wait else "stragglers")
         return out
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        return report.html_grid(report.prediction_grid(self, "en"), "dpscale-prediction")
+
     def to_dict(self) -> dict[str, Any]:
         rows = []
         for i, n in enumerate(self.devices):

@@ -1,0 +1,219 @@
+"""Results as labelled rows and grids, in the user's language.
+
+One place for what a result shows and how each value is written: the command line prints these
+with Rich (``cli/render.py``), and a notebook shows them as HTML (each result's ``_repr_html_``).
+No Rich and no numpy here; values arrive already computed by the core.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dpscale.format import (
+    format_duration,
+    format_energy,
+    format_milliseconds,
+    format_money,
+    format_number,
+    format_percent,
+    format_speedup,
+)
+from dpscale.i18n import Lang, translation
+
+if TYPE_CHECKING:
+    from dpscale.batch import Batch
+    from dpscale.fit import Fit
+    from dpscale.pipeline import Bubble
+    from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.predict.model import Prediction
+    from dpscale.scaling import Scaling
+
+__all__ = [
+    "Grid",
+    "Row",
+    "batch_rows",
+    "bubble_rows",
+    "deadline_grid",
+    "fit_grid",
+    "html_grid",
+    "html_rows",
+    "plan_rows",
+    "prediction_grid",
+    "scaling_rows",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of a two-column result: ``key`` names the quantity (None for derived ones)."""
+
+    label: str
+    value: str
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A result with several columns: a header, rows of text, and the row to emphasise, if any."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    title: str | None = None
+    emphasis: int | None = None
+
+
+def scaling_rows(s: Scaling, lang: Lang) -> list[Row]:
+    _ = translation(lang).gettext
+
+    def throughput(x: float) -> str:
+        return f"{format_number(x, lang)} {s.unit}"
+
+    return [
+        Row(_("Devices (d)"), format_number(s.devices, lang), "devices"),
+        Row(_("Per-device throughput (v)"), throughput(s.per_device_throughput), "per_device_throughput"),
+        Row(_("Scaling efficiency (E)"), format_percent(s.efficiency, lang), "efficiency"),
+        Row(_("Ideal throughput (I = d·v)"), throughput(s.ideal_throughput)),
+        Row(_("Actual throughput (A = I·E)"), throughput(s.actual_throughput), "actual_throughput"),
+        Row(_("Speedup (S = d·E)"), format_speedup(s.speedup, lang)),
+        Row(_("Lost throughput (I − A)"), throughput(s.lost_throughput)),
+    ]
+
+
+def batch_rows(batch: Batch, lang: Lang, lr: float | None = None) -> list[Row]:
+    _ = translation(lang).gettext
+    rows = [
+        Row(_("Micro-batch per device (b)"), format_number(batch.micro_batch, lang)),
+        Row(_("Accumulation steps (k)"), format_number(batch.accumulation, lang)),
+        Row(_("Data-parallel devices (d)"), format_number(batch.devices, lang)),
+        Row(_("Per-device batch (b·k)"), format_number(batch.per_device_batch, lang)),
+        Row(_("Global batch (B = b·k·d)"), format_number(batch.global_batch, lang)),
+    ]
+    if batch.global_batch_tokens is not None:
+        rows.append(Row(_("Global batch in tokens (B·L)"), format_number(batch.global_batch_tokens, lang)))
+    if lr is not None:
+        rows.append(Row(_("Learning rate, linear scaling rule"), format_number(lr, lang, decimals=6)))
+    return rows
+
+
+def bubble_rows(b: Bubble, lang: Lang) -> list[Row]:
+    _ = translation(lang).gettext
+    rows = [
+        Row(_("Pipeline stages (p)"), format_number(b.stages, lang)),
+        Row(_("Micro-batches per step (m)"), format_number(b.micro_batches, lang)),
+        Row(_("Schedule"), b.schedule + (f" (v = {b.chunks})" if b.schedule == "interleaved" else "")),
+        Row(_("Bubble, share of the step"), format_percent(b.fraction, lang, decimals=2)),
+        Row(_("Bubble, relative to useful time"), format_percent(b.overhead, lang, decimals=2)),
+        Row(_("Pipeline efficiency (1 − bubble)"), format_percent(b.efficiency, lang, decimals=2)),
+    ]
+    if b.step_time is not None and b.idle_time is not None:
+        rows.append(Row(_("Step time"), format_duration(b.step_time, lang)))
+        rows.append(Row(_("Idle time per step"), format_duration(b.idle_time, lang)))
+    if b.activations_in_flight is not None:
+        rows.append(Row(_("Micro-batches of activations held (stage 1)"), format_number(b.activations_in_flight, lang)))
+    return rows
+
+
+def plan_rows(p: Plan, lang: Lang) -> list[Row]:
+    _ = translation(lang).gettext
+    s = p.scaling
+    rows = [
+        Row(_("Work"), format_number(p.work, lang)),
+        Row(_("Devices (d)"), format_number(s.devices, lang)),
+        Row(_("Scaling efficiency (E)"), format_percent(s.efficiency, lang)),
+        Row(_("Actual throughput (A)"), f"{format_number(s.actual_throughput, lang)} {s.unit}"),
+        Row(_("Time to train"), format_duration(p.seconds, lang)),
+        Row(_("Device-hours"), format_number(p.device_hours, lang, decimals=1)),
+    ]
+    if p.cost is not None:
+        rows.append(Row(_("Cost"), format_money(p.cost, p.currency, lang)))
+    if p.energy_kwh is not None:
+        rows.append(Row(_("Energy (devices only)"), format_energy(p.energy_kwh, lang)))
+    return rows
+
+
+def deadline_grid(dp: DeadlinePlan, lang: Lang) -> Grid:
+    """The cluster sizes compared around the fewest devices that meet the deadline (emphasised)."""
+    _ = translation(lang).gettext
+    header = [_("Devices"), _("Efficiency"), _("Time to train"), _("Device-hours")]
+    if dp.plan.cost is not None:
+        header.append(_("Cost"))
+    rows = []
+    emphasis = None
+    for i, option in enumerate(dp.options):
+        cells = [
+            format_number(option.scaling.devices, lang),
+            format_percent(option.scaling.efficiency, lang),
+            format_duration(option.seconds, lang),
+            format_number(option.device_hours, lang, decimals=1),
+        ]
+        if option.cost is not None:
+            cells.append(format_money(option.cost, option.currency, lang))
+        if option.scaling.devices == dp.plan.scaling.devices:
+            emphasis = i
+        rows.append(tuple(cells))
+    return Grid(tuple(header), tuple(rows), _("Cluster sizes compared"), emphasis)
+
+
+def prediction_grid(p: Prediction, lang: Lang) -> Grid:
+    """E(n) and where a step's time goes, one row per device count."""
+    _ = translation(lang).gettext
+    header = (_("Devices"), "E", "A", "S", _("Step"), _("Compute"), _("Comm."), _("Wait"), _("Bound by"))
+    names = {"compute": _("compute"), "communication": _("communication"), "stragglers": _("stragglers")}
+    rows = tuple(
+        (
+            format_number(int(n), lang),
+            format_percent(float(p.efficiency[i]), lang),
+            format_number(float(p.actual_throughput[i]), lang, decimals=0),
+            format_speedup(float(p.speedup[i]), lang, decimals=1),
+            format_milliseconds(float(p.step_time[i]), lang),
+            format_milliseconds(float(p.compute_time[i]), lang),
+            format_milliseconds(float(p.exposed_communication[i]), lang),
+            format_milliseconds(float(p.straggler_wait[i]), lang),
+            names[p.bottleneck[i]],
+        )
+        for i, n in enumerate(p.devices)
+    )
+    return Grid(header, rows)
+
+
+def fit_grid(f: Fit, lang: Lang) -> Grid:
+    """Every model fitted, its parameters with standard errors, R² and AICc; the chosen one emphasised."""
+    _ = translation(lang).gettext
+    rows = []
+    emphasis = None
+    for i, m in enumerate(f.models):
+        params = ", ".join(
+            f"{k} = {format_number(v, lang, decimals=4)}"
+            + (f" ± {format_number(err, lang, decimals=4)}" if err is not None else "")
+            for k, v, err in m.estimates()
+        )
+        if m.name == f.chosen:
+            emphasis = i
+        aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
+        r2 = format_number(m.r2, lang, decimals=5) if m.params else "—"
+        rows.append((f"{m.name}{' ←' if m.name == f.chosen else ''}", params or "—", r2, aicc))
+    title = _("Models fitted to %(n)s measurements") % {"n": len(f.points)}
+    return Grid((_("Model"), _("Parameters (± standard error)"), "R²", "AICc"), tuple(rows), title, emphasis)
+
+
+def html_rows(rows: list[Row], css_class: str) -> str:
+    """A two-column HTML table (label, value), every text escaped."""
+    body = "".join(f"<tr><th>{html.escape(r.label)}</th><td>{html.escape(r.value)}</td></tr>" for r in rows)
+    return f'<table class="{css_class}">{body}</table>'
+
+
+def html_grid(grid: Grid, css_class: str) -> str:
+    """An HTML table with a header row (and a caption for the title), every text escaped."""
+    caption = f"<caption>{html.escape(grid.title)}</caption>" if grid.title else ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in grid.header)
+    body = "".join(
+        "<tr>" + "".join(_cell(c, i == grid.emphasis) for c in row) + "</tr>" for i, row in enumerate(grid.rows)
+    )
+    return f'<table class="{css_class}">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _cell(text: str, strong: bool) -> str:
+    escaped = html.escape(text)
+    return f"<td><strong>{escaped}</strong></td>" if strong else f"<td>{escaped}</td>"

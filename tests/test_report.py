@@ -1,0 +1,109 @@
+"""Results as rows and grids: the same text in the terminal and, as HTML, in a notebook."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from dpscale import scale
+from dpscale.batch import effective_batch
+from dpscale.fit import fit
+from dpscale.pipeline import bubble
+from dpscale.plan import devices_for_deadline, plan
+from dpscale.predict import presets
+from dpscale.predict.model import Cluster, Workload, predict
+from dpscale.report import Grid, Row, html_grid, html_rows, scaling_rows
+
+
+class _Cells(HTMLParser):
+    """The text of every cell, row by row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.rows[-1].append("")
+            self._in = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self.rows[-1][-1] += data
+
+
+def cells(page: str) -> _Cells:
+    parser = _Cells()
+    parser.feed(page)
+    return parser
+
+
+def test_scaling_rows_hold_the_seed_example_in_both_languages() -> None:
+    en = {r.label: r.value for r in scaling_rows(scale(64, 2000, 0.9), "en")}
+    fr = {r.label: r.value for r in scaling_rows(scale(64, 2000, 0.9), "fr")}
+    assert en["Actual throughput (A = I·E)"] == "115,200 samples/s"
+    assert en["Speedup (S = d·E)"] == "57.6×"
+    assert fr["Débit réel (A = I·E)"] == "115\u202f200 samples/s"
+    assert fr["Accélération (S = d·E)"] == "57,6\u00a0×"
+
+
+def test_notebook_tables_of_each_result() -> None:
+    shown = {
+        "scaling": scale(64, 2000, 0.9)._repr_html_(),
+        "batch": effective_batch(32, 4, 64, sequence_length=2048)._repr_html_(),
+        "bubble": bubble(4, 8)._repr_html_(),
+        "plan": plan(1.28e9, 64, 2000, 0.9, price_per_device_hour=2.5)._repr_html_(),
+    }
+    expected = {
+        "scaling": ("Actual throughput (A = I·E)", "115,200 samples/s"),
+        "batch": ("Global batch (B = b·k·d)", "8,192"),
+        "bubble": ("Bubble, share of the step", "27.27%"),
+        "plan": ("Cost", "$493.83"),  # 1.28e9 / 115,200 per s = 3.086 h x 64 devices x 2.5
+    }
+    for name, page in shown.items():
+        assert page.startswith(f'<table class="dpscale-{name}">')
+        rows = cells(page).rows
+        assert list(expected[name]) in rows, (name, rows)
+
+
+def test_notebook_grid_of_a_prediction_and_a_fit() -> None:
+    cluster = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
+    page = predict([8, 64], Workload(938, 256, 25.6e6), cluster)._repr_html_()
+    rows = cells(page).rows
+    assert rows[0] == ["Devices", "E", "A", "S", "Step", "Compute", "Comm.", "Wait", "Bound by"]
+    assert [r[0] for r in rows[1:]] == ["8", "64"]
+    assert all(re.fullmatch(r"\d+(\.\d)?%", r[1]) for r in rows[1:])
+
+    found = fit([(1, 370), (2, 735), (4, 1460), (8, 2890), (16, 5700)])
+    page = found._repr_html_()
+    assert "<caption>Models fitted to 5 measurements</caption>" in page
+    chosen = next(r for r in cells(page).rows[1:] if r[0].endswith("←"))
+    assert chosen[0] == f"{found.chosen} ←"
+    assert f"<td><strong>{found.chosen} ←</strong></td>" in page
+
+
+def test_deadline_grid_emphasises_the_size_chosen() -> None:
+    found = devices_for_deadline(1.28e9, 36 * 3600, 2000, 0.9, price_per_device_hour=2.5)
+    page = found._repr_html_()
+    assert "<caption>Cluster sizes compared</caption>" in page
+    d = found.plan.scaling.devices
+    assert f"<td><strong>{d}</strong></td>" in page
+    assert page.count("<strong>") == 5  # the one row, all five columns
+
+
+def test_html_escapes_every_text() -> None:
+    rows = html_rows([Row("<b>label</b>", "1 & 2")], "x")
+    assert "<b>" not in rows
+    assert "&lt;b&gt;label&lt;/b&gt;" in rows
+    assert "1 &amp; 2" in rows
+    grid = html_grid(Grid(("<i>h</i>",), (("<script>",),), title="<t>", emphasis=0), "y")
+    assert not any(tag in grid for tag in ("<script>", "<i>", "<t>"))
+    assert "<td><strong>&lt;script&gt;</strong></td>" in grid
+    assert scale(64, 2000, 0.9, unit="<b>img/s</b>")._repr_html_().count("&lt;b&gt;img/s&lt;/b&gt;") == 4
