@@ -301,6 +301,25 @@ def test_api_fit(client: TestClient) -> None:
     bad = client.post("/api/v1/fit", json={"points": points[:1]})
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["field"] == "points"
+    whole = client.post("/api/v1/fit", json={"points": [{"devices": 1, "throughput": 300}, *points[1:]]})
+    assert whole.status_code == 200  # a whole number is a throughput too
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"at": [True]}, "at.0"),
+        ({"points": [{"devices": True, "throughput": 1.0}, {"devices": 2, "throughput": 2.0}]}, "points.0.devices"),
+        ({"points": [{"devices": "8", "throughput": 1.0}, {"devices": 2, "throughput": 2.0}]}, "points.0.devices"),
+        ({"points": [{"devices": 1, "throughput": False}, {"devices": 2, "throughput": 2.0}]}, "points.0.throughput"),
+    ],
+)
+def test_api_fit_takes_json_types_as_written(client: TestClient, change: dict[str, object], field: str) -> None:
+    # true is not a device count and "8" is a string: the schema says integer, so they are refused.
+    points = [{"devices": d, "throughput": a} for d, a in [(1, 367.29), (4, 1449.48)]]
+    r = client.post("/api/v1/fit", json={"points": points, **change})
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["field"] == field
 
 
 def test_fit_page_with_too_few_points_shows_no_nan(client: TestClient) -> None:

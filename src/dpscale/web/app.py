@@ -20,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -142,11 +142,15 @@ class PredictOut(BaseModel):
 
 
 class PointIn(BaseModel):
+    model_config = ConfigDict(strict=True)  # JSON true is not a device count, nor "8" a number
+
     devices: int = Field(ge=1, le=MAX_DEVICES)
     throughput: float = Field(ge=MIN_POSITIVE, le=MAX_THROUGHPUT * MAX_DEVICES)
 
 
 class FitIn(BaseModel):
+    model_config = ConfigDict(strict=True)
+
     points: list[PointIn] = Field(min_length=2, max_length=10_000)
     models: list[Literal["constant", "amdahl", "gustafson", "usl", "comm"]] | None = None
     at: list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]] = Field(default_factory=list, max_length=256)
