@@ -144,6 +144,19 @@ def test_predict_table_is_whole_in_a_pipe(capsys: pytest.CaptureFixture[str]) ->
     assert "stragglers" in out
 
 
+def test_predict_with_an_input_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *PREDICT, "--intra", "nvlink3", "--input-rate", "6,000")
+    assert (code, err) == (0, "")
+    header = next(line for line in out.splitlines() if "Bound by" in line)
+    assert "Input" in header
+    assert "68.4 ms" in out  # 8·256/6000 − 256/938 s at 8 and at 64 devices
+    assert "Input: waiting for the node's input pipeline, shared by its devices." in out
+    assert out.index("double the input pipeline's throughput") < out.index("balance the load")
+    code, out, err = run(capsys, *PREDICT, "--intra", "nvlink3", "--input-rate", "500")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: input_throughput: got 500.0; expected at least the per-device throughput")
+
+
 def test_predict_json_with_numbers_and_units(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys,

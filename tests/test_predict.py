@@ -77,11 +77,54 @@ def test_efficiency_falls_with_cluster_size() -> None:
 
 def test_terms_add_up_and_name_the_bottleneck() -> None:
     p = predict([1, 8, 64], replace(RESNET50_A100, batch=8), replace(DGX_A100, jitter=0.0))
-    assert np.allclose(p.step_time, p.compute_time + p.exposed_communication + p.straggler_wait)
+    assert np.allclose(p.step_time, p.compute_time + p.exposed_communication + p.straggler_wait + p.input_wait)
+    assert not p.input_wait.any()  # no input pipeline given: not modelled
     assert p.bottleneck == ["compute", "communication", "communication"]
     rows = p.to_dict()["predictions"]
     assert rows[1]["step_time"]["exposed_communication"] > 0
-    assert set(rows[0]["step_time"]) == {"total", "compute", "communication", "exposed_communication", "straggler_wait"}
+    assert set(rows[0]["step_time"]) == {
+        "total",
+        "compute",
+        "communication",
+        "exposed_communication",
+        "straggler_wait",
+        "input_wait",
+    }
+    assert "input pipeline" in p.assumptions["not_modelled"]
+
+
+def test_a_shared_input_pipeline_slows_a_full_node() -> None:
+    # ResNet-50 at 938 images/s per GPU; the node's loader decodes 6 000 images/s for its 8 GPUs.
+    w = replace(RESNET50_A100, input_throughput=6000)
+    p = predict([1, 4, 8, 64], w, replace(DGX_A100, jitter=0.0))
+    b, v = w.batch, w.per_device_throughput
+    # 1 and 4 GPUs need at most 3 752 images/s: the loader keeps up.
+    assert p.input_wait[0] == 0
+    assert p.input_wait[1] == 0
+    # 8 GPUs need 7 504/s: a micro-step takes 8·b/L instead of b/v, on every node alike.
+    assert p.input_wait[2] == pytest.approx(8 * b / 6000 - b / v)
+    assert p.input_wait[3] == pytest.approx(p.input_wait[2])
+    assert p.bottleneck[2:] == ["input", "input"]
+    assert p.efficiency[2] == pytest.approx(p.compute_time[2] / p.step_time[2])
+    assert float(p.efficiency[2]) < 6000 / (8 * v) + 0.01  # no better than the loader allows
+    assert p.assumptions["input_throughput"] == 6000
+    assert "input pipeline" not in p.assumptions["not_modelled"]
+    found = {lever.name: lever for lever in levers([64], w, replace(DGX_A100, jitter=0.0))}
+    assert found["input"].gain > 0.1
+    assert found["input"] == max(found.values(), key=lambda lever: lever.efficiency)
+
+
+def test_accumulation_waits_for_input_on_every_micro_step() -> None:
+    w = replace(RESNET50_A100, input_throughput=6000, accumulation=4)
+    p = predict([8], w, DGX_A100)
+    assert p.input_wait[0] == pytest.approx(4 * (8 * w.batch / 6000 - w.batch / w.per_device_throughput))
+
+
+@pytest.mark.parametrize("rate", [0.0, -1.0, 900.0, float("nan")])
+def test_input_pipeline_slower_than_one_device_is_refused(rate: float) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        replace(RESNET50_A100, input_throughput=rate)
+    assert caught.value.field == "input_throughput"
 
 
 def test_without_overlap_all_communication_is_exposed() -> None:

@@ -215,13 +215,20 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         width="container", height=220, title=_("Actual throughput A(n)")
     )
     terms = {"compute": _("compute"), "exposed": _("exposed communication"), "wait": _("straggler wait")}
+    colours = ["#8c959f", "#0b5cad", "#e0a100"]
+    if p.workload.input_throughput is not None:
+        terms["input"] = _("input wait")
+        colours.append("#8250df")
     bars = []
     for i, n in enumerate(p.devices):
         for key, value in (
             ("compute", p.compute_time[i]),
             ("exposed", p.exposed_communication[i]),
             ("wait", p.straggler_wait[i]),
+            ("input", p.input_wait[i]),
         ):
+            if key not in terms:
+                continue
             bars.append(
                 {"devices": format_number(int(n), lang), "order": i, "term": terms[key], "ms": float(value) * 1000}
             )
@@ -234,7 +241,7 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
             color=altair.Color(
                 "term:N",
                 title=None,
-                scale=altair.Scale(domain=list(terms.values()), range=["#8c959f", "#0b5cad", "#e0a100"]),
+                scale=altair.Scale(domain=list(terms.values()), range=colours),
                 legend=altair.Legend(orient="top"),
             ),
         )

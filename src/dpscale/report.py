@@ -157,12 +157,20 @@ def deadline_grid(dp: DeadlinePlan, lang: Lang) -> Grid:
 
 
 def prediction_grid(p: Prediction, lang: Lang) -> Grid:
-    """E(n) and where a step's time goes, one row per device count."""
+    """E(n) and where a step's time goes, one row per device count (the input column when modelled)."""
     _ = translation(lang).gettext
-    header = (_("Devices"), "E", "A", "S", _("Step"), _("Compute"), _("Comm."), _("Wait"), _("Bound by"))
-    names = {"compute": _("compute"), "communication": _("communication"), "stragglers": _("stragglers")}
-    rows = tuple(
-        (
+    fed = p.workload.input_throughput is not None
+    header: tuple[str, ...] = (_("Devices"), "E", "A", "S", _("Step"), _("Compute"), _("Comm."), _("Wait"))
+    header += ((_("Input"),) if fed else ()) + (_("Bound by"),)
+    names = {
+        "compute": _("compute"),
+        "communication": _("communication"),
+        "stragglers": _("stragglers"),
+        "input": _("input"),
+    }
+    rows = []
+    for i, n in enumerate(p.devices):
+        row: tuple[str, ...] = (
             format_number(int(n), lang),
             format_percent(float(p.efficiency[i]), lang),
             format_number(float(p.actual_throughput[i]), lang, decimals=0),
@@ -171,11 +179,10 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
             format_milliseconds(float(p.compute_time[i]), lang),
             format_milliseconds(float(p.exposed_communication[i]), lang),
             format_milliseconds(float(p.straggler_wait[i]), lang),
-            names[p.bottleneck[i]],
         )
-        for i, n in enumerate(p.devices)
-    )
-    return Grid(header, rows)
+        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (names[p.bottleneck[i]],)
+        rows.append(row)
+    return Grid(header, tuple(rows))
 
 
 def fit_grid(f: Fit, lang: Lang) -> Grid:

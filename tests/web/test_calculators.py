@@ -278,6 +278,32 @@ def test_api_predict(client: TestClient) -> None:
     assert bad.json()["errors"][0]["field"] == "intra_bandwidth"
 
 
+def test_predict_with_an_input_pipeline_on_the_page_and_the_api(client: TestClient) -> None:
+    # A node's loader at 6 000 images/s cannot feed 8 GPUs at 938/s: the page and the API say so.
+    r = client.get("/predict", params={**PREDICT_QUERY, "input_throughput": "6000"})
+    assert '<th scope="col">Input wait</th>' in r.text
+    assert "<td>68.4 ms</td>" in r.text  # 8·256/6000 − 256/938 s
+    assert "input wait 68.4 ms" in text_of(r.text, "example")
+    assert "double the input pipeline&#39;s throughput" in r.text
+    french = client.get(
+        "/predict", params={**PREDICT_QUERY, "lang": "fr", "params": "25,6M", "input_throughput": "6 000"}
+    )
+    assert "Attente des données" in french.text
+    plain = client.get("/predict", params=PREDICT_QUERY)
+    assert "Input wait" not in plain.text  # not given: not modelled, no empty column
+    refused = client.get("/predict", params={**PREDICT_QUERY, "input_throughput": "500"})
+    assert "input_throughput: got 500" in text_of(refused.text, "input_throughput-error")
+    api = client.get(
+        "/api/v1/predict",
+        params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 25.6e6, "intra": "nvlink3"}
+        | {"input_throughput": 6000},
+    )
+    row = api.json()["predictions"][0]
+    assert row["bottleneck"] == "input"
+    assert row["step_time"]["input_wait"] == pytest.approx(8 * 256 / 6000 - 256 / 938)
+    assert api.json()["assumptions"]["input_throughput"] == 6000
+
+
 def test_fit_page_with_its_example(client: TestClient) -> None:
     r = client.get("/fit", params={"lang": "en"})
     assert r.status_code == 200

@@ -274,6 +274,13 @@ def predict(
         bool, typer.Option("--no-overlap", help="All-reduce after the backward pass, not during it.")
     ] = False,
     bucket: Annotated[str, typer.Option("--bucket", help="DDP bucket size.")] = "25MiB",
+    input_rate: Annotated[
+        str | None,
+        typer.Option(
+            "--input-rate",
+            help="Samples/s one node's input pipeline (loading, decoding, augmenting) sustains for all its devices.",
+        ),
+    ] = None,
     jitter: Annotated[str, typer.Option("--jitter", help="Step-time variation across ranks: 2% or 0.02.")] = "2%",
     show_levers: Annotated[
         bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")
@@ -329,6 +336,7 @@ def predict(
         parse_scaled_count(params, language, field="params"),
         parse_number(grad_bytes, language, field="grad_bytes"),
         parse_count(accumulation, language, field="accumulation"),
+        None if input_rate is None else parse_number(input_rate, language, field="input_throughput"),
     )
     cluster = model.Cluster(
         intra_link,

@@ -159,6 +159,8 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
             "Wait: for the slowest device."
         )
     )
+    if p.workload.input_throughput is not None:
+        out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
     if levers:
         largest = format_number(int(p.devices.max()), lang)
         lever_table = Table(

@@ -13,7 +13,12 @@ One optimizer step on each device:
     T_wait     = T_c · cv · √(2 ln n)           waiting for the slowest of n ranks whose step times
                                                vary with coefficient of variation cv (the expected
                                                maximum of n normal draws, to first order)
-    T_step(n)  = T_c + T_exposed + T_wait
+    T_input    = k · max(0, g·b/L − b/v)        when the input pipeline of a node (loading,
+                                               decoding, augmenting) sustains L samples/s for all
+                                               its g = min(n, devices per node) devices: it runs
+                                               ahead of the compute (prefetch), so a micro-step
+                                               takes the longer of the two. Only when L is given.
+    T_step(n)  = T_c + T_exposed + T_wait + T_input
     E(n)       = T_step(1) / T_step(n),  A(n) = n·v·E(n),  S(n) = n·E(n)
 
 Gradient accumulation (k > 1) synchronises only on the last micro-step (DDP's no_sync), so it
@@ -39,19 +44,25 @@ __all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
 DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25)
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 DEFAULT_JITTER = 0.02  # assumption: 2 % step-time variation per rank; measure yours with dpscale measure
-Bottleneck = Literal["compute", "communication", "stragglers"]
+Bottleneck = Literal["compute", "communication", "stragglers", "input"]
 Array = npt.NDArray[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """What one device runs: ``per_device_throughput`` samples/s alone, at micro-batch ``batch``."""
+    """What one device runs: ``per_device_throughput`` samples/s alone, at micro-batch ``batch``.
+
+    ``input_throughput``, when known, is what the input pipeline of one node sustains in all
+    (samples/s), shared by the node's devices; one device alone ran at ``per_device_throughput``
+    with it, so it is at least that.
+    """
 
     per_device_throughput: float
     batch: float
     params: float
     grad_bytes: float = 4.0
     accumulation: int = 1
+    input_throughput: float | None = None
 
     def __post_init__(self) -> None:
         _validate.positive("per_device_throughput", self.per_device_throughput)
@@ -59,6 +70,15 @@ class Workload:
         _validate.positive("params", self.params)
         _validate.positive("grad_bytes", self.grad_bytes)
         _validate.whole("accumulation", self.accumulation)
+        if self.input_throughput is not None:
+            _validate.positive("input_throughput", self.input_throughput)
+            if self.input_throughput < self.per_device_throughput:
+                raise InvalidInput(
+                    "input_throughput",
+                    self.input_throughput,
+                    f"at least the per-device throughput ({self.per_device_throughput:g}): one device alone "
+                    "ran at that speed with this input pipeline",
+                )
 
     @property
     def gradient_bytes(self) -> float:
@@ -96,13 +116,14 @@ class Prediction:
     communication_time: Array
     exposed_communication: Array
     straggler_wait: Array
+    input_wait: Array
     workload: Workload
     cluster: Cluster
     assumptions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def step_time(self) -> Array:
-        return np.asarray(self.compute_time + self.exposed_communication + self.straggler_wait)
+        return np.asarray(self.compute_time + self.exposed_communication + self.straggler_wait + self.input_wait)
 
     @property
     def efficiency(self) -> Array:
@@ -121,11 +142,10 @@ class Prediction:
     def bottleneck(self) -> list[Bottleneck]:
         """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
         out: list[Bottleneck] = []
-        for comm, wait in zip(self.exposed_communication, self.straggler_wait, strict=True):
-            if max(comm, wait) == 0:
-                out.append("compute")
-            else:
-                out.append("communication" if comm >= wait else "stragglers")
+        for terms in zip(self.exposed_communication, self.straggler_wait, self.input_wait, strict=True):
+            extra: dict[Bottleneck, float] = dict(zip(("communication", "stragglers", "input"), terms, strict=True))
+            largest = max(extra, key=lambda name: extra[name])  # ties: the first, communication
+            out.append("compute" if extra[largest] == 0 else largest)
         return out
 
     def _repr_html_(self) -> str:
@@ -149,6 +169,7 @@ class Prediction:
                         "communication": float(self.communication_time[i]),
                         "exposed_communication": float(self.exposed_communication[i]),
                         "straggler_wait": float(self.straggler_wait[i]),
+                        "input_wait": float(self.input_wait[i]),
                     },
                 }
             )
@@ -214,6 +235,19 @@ def step_terms(
     return compute, communication, exposed, wait
 
 
+def input_wait(
+    devices: Any, per_device_throughput: Any, batch: Any, accumulation: Any, input_throughput: Any, per_node: int
+) -> Any:
+    """T_input: the time per step the devices of a node wait for their shared input pipeline.
+
+    Each micro-step a node's g = min(n, per_node) devices need g·b samples, which the pipeline
+    delivers in g·b/L while the devices compute for b/v; it works ahead, so only the excess waits.
+    """
+    sharing = np.minimum(np.asarray(devices, dtype=np.float64), per_node)
+    excess = np.multiply(sharing, batch) / input_throughput - np.divide(batch, per_device_throughput)
+    return np.multiply(accumulation, np.maximum(excess, 0.0))
+
+
 def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     """Predict E(n), A(n) and the step-time terms for each device count in ``devices``.
 
@@ -226,10 +260,20 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     w, c = workload, cluster
     with np.errstate(all="ignore"):  # overflow is checked just below and named
         terms = step_terms(n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c)
-    compute, communication, exposed, wait = (
-        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy() for term in terms
+        waiting_for_input = (
+            0.0
+            if w.input_throughput is None
+            else input_wait(n, w.per_device_throughput, w.batch, w.accumulation, w.input_throughput, c.devices_per_node)
+        )
+    compute, communication, exposed, wait, fed = (
+        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy() for term in (*terms, waiting_for_input)
     )
-    if not (np.all(np.isfinite(compute)) and np.all(np.isfinite(communication)) and np.all(compute > 0)):
+    if not (
+        np.all(np.isfinite(compute))
+        and np.all(np.isfinite(communication))
+        and np.all(np.isfinite(fed))
+        and np.all(compute > 0)
+    ):
         # Products of extreme inputs (a batch of 1e300 at 1e-300 samples/s) leave floating point.
         raise InvalidInput(
             "batch", w.batch, "a batch, throughput and model size whose step times are finite and above 0"
@@ -249,10 +293,12 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
         "inter": None
         if c.inter is None
         else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
-        "not_modelled": "input pipeline and host contention, compute slowed by concurrent NCCL kernels, "
+        "input_throughput": w.input_throughput,
+        "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
+        + "host contention, compute slowed by concurrent NCCL kernels, "
         "power and clock limits when every device of a node runs",
     }
-    return Prediction(n, compute, communication, exposed, wait, w, c, assumptions)
+    return Prediction(n, compute, communication, exposed, wait, fed, w, c, assumptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +345,15 @@ def levers(devices: Any, workload: Workload, cluster: Cluster) -> list[Lever]:
             cluster,
         ),
     ]
+    if workload.input_throughput is not None:
+        options.append(
+            (
+                "input",
+                "double the input pipeline's throughput",
+                replace(workload, input_throughput=2 * workload.input_throughput),
+                cluster,
+            )
+        )
     if cluster.inter is not None:
         options.append(
             (

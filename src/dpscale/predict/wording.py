@@ -18,6 +18,7 @@ def lever_text(name: str, lang: Lang) -> str:
         "overlap": _("overlap communication with the backward pass"),
         "balance": _("balance the load: no step-time variation"),
         "fp16_gradients": _("all-reduce gradients in 16 bits"),
+        "input": _("double the input pipeline's throughput"),
         "algorithm_ring": _("use the ring all-reduce"),
         "algorithm_tree": _("use the tree all-reduce"),
         "algorithm_hierarchical": _("use the hierarchical all-reduce"),

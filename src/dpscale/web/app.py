@@ -117,6 +117,7 @@ class StepTimeOut(BaseModel):
     communication: float
     exposed_communication: float
     straggler_wait: float
+    input_wait: float
 
 
 class PredictionRowOut(BaseModel):
@@ -403,6 +404,14 @@ def create_app() -> FastAPI:
         overlap: bool = True,
         bucket_bytes: Annotated[float, Query(ge=1024, le=1e12)] = 25 * 2**20,
         jitter: Annotated[float, Query(ge=0, le=0.5)] = 0.02,
+        input_throughput: Annotated[
+            float | None,
+            Query(
+                ge=MIN_POSITIVE,
+                le=MAX_THROUGHPUT * 1024,
+                description="samples/s one node's input pipeline sustains for all its devices (at least v)",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         from dpscale.predict import model, presets
 
@@ -412,7 +421,7 @@ def create_app() -> FastAPI:
         if intra_link is None:
             raise InvalidInput("intra_bandwidth", None, "intra_bandwidth or an intra preset")
         inter_link = presets.resolve_link("inter", inter, inter_bandwidth, inter_latency, inter_efficiency, nics=nics)
-        workload = model.Workload(per_device_throughput, batch, params, grad_bytes, accumulation)
+        workload = model.Workload(per_device_throughput, batch, params, grad_bytes, accumulation, input_throughput)
         cluster = model.Cluster(intra_link, devices_per_node, inter_link, algorithm, overlap, bucket_bytes, jitter)
         found = model.levers(devices, workload, cluster)
         return {**model.predict(devices, workload, cluster).to_dict(), "levers": [lever.to_dict() for lever in found]}

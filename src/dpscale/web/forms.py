@@ -211,7 +211,9 @@ def _predict(v: dict[str, Any]) -> PredictResult:
     if intra is None:
         raise InvalidInput("intra_bandwidth", "", "a bandwidth inside a node, or a preset")
     inter = presets.resolve_link("inter", v["inter"] or None, v["inter_bandwidth"], nics=v["nics"] or 1)
-    workload = model.Workload(v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"])
+    workload = model.Workload(
+        v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"], v["input_throughput"]
+    )
     algorithm: Any = v["algorithm"] or "auto"  # Cluster checks it is one of the algorithms
     cluster = model.Cluster(
         intra,
@@ -307,6 +309,7 @@ CALCULATORS: dict[str, Calculator] = {
             "params": Field(parse_scaled_count, "25,6M", "25.6M"),
             "grad_bytes": Field(parse_number, "4", "4"),
             "accumulation": Field(parse_count, "1", "1"),
+            "input_throughput": Field(parse_number, "", "", required=False),
             "devices_per_node": Field(parse_count, "8", "8"),
             "intra": Field(_text, "nvlink3", "nvlink3", required=False),
             "intra_bandwidth": Field(parse_bandwidth, "", "", required=False),
