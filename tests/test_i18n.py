@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,9 @@ def test_compiled_catalog_matches_the_po_file() -> None:
 def test_template_is_up_to_date(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "dpscale.pot"
+    # The keywords that mark messages besides _(): those of `make locales`, read from the Makefile.
+    keywords = re.findall(r"-k (\S+)", (root / "Makefile").read_text(encoding="utf-8"))
+    assert "InvalidInput:3" in keywords
     subprocess.run(
         [
             sys.executable,
@@ -72,6 +76,7 @@ def test_template_is_up_to_date(tmp_path: Path) -> None:
             str(root / "babel.cfg"),
             "--no-location",
             "--sort-output",
+            *(arg for keyword in keywords for arg in ("-k", keyword)),
             "-o",
             str(out),
             str(root / "src"),

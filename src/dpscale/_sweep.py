@@ -115,13 +115,13 @@ def _blocked_product(d: Any, v: Any, e: Any, np: Any) -> Any:
 def _check_ranges(d: Any, v: Any, e: Any, np: Any) -> None:
     # min/max reductions: NaN propagates through them and fails every comparison.
     if d.size and not (d.min() >= 1 and (d.dtype.kind != "f" or d.max() < np.inf)):
-        _first_bad("devices", d, ~((d >= 1) & np.isfinite(d)), WHOLE_NUMBER.format(minimum=1), np)
+        _first_bad("devices", d, ~((d >= 1) & np.isfinite(d)), WHOLE_NUMBER % {"minimum": 1}, np)
     if d.size and d.dtype.kind == "f" and not np.array_equal(d, np.floor(d)):
-        _first_bad("devices", d, d != np.floor(d), WHOLE_NUMBER.format(minimum=1), np)
+        _first_bad("devices", d, d != np.floor(d), WHOLE_NUMBER % {"minimum": 1}, np)
     if v.size and not (v.min() > 0 and v.max() < np.inf):
         _first_bad("per_device_throughput", v, ~((v > 0) & np.isfinite(v)), POSITIVE, np)
     if e.size and not (e.min() > 0 and e.max() <= 1):
-        _first_bad("efficiency", e, ~((e > 0) & (e <= 1)), FRACTION, np)
+        _first_bad("efficiency", e, ~((e > 0) & (e <= 1)), FRACTION % {}, np)
 
 
 def _full(array: Array, shape: tuple[int, ...]) -> Array:

@@ -6,27 +6,27 @@ import math
 import numbers
 from typing import Any
 
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 
-WHOLE_NUMBER = "a whole number of at least {minimum}"
-POSITIVE = "a finite number greater than 0"
-FRACTION = "a fraction greater than 0 and at most 1 (0.9 means 90%)"
+WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # with params={"minimum": ...}
+POSITIVE = N_("a finite number greater than 0")
+FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")  # with params, even {}
 
 
 def whole(field: str, value: Any, *, minimum: int = 1) -> int:
     """A whole number ≥ minimum; 4.0 is fine, 4.5, True, NaN and ∞ are not."""
-    accepted = WHOLE_NUMBER.format(minimum=minimum)
+    at_least = {"minimum": minimum}
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInput(field, value, accepted)
+        raise InvalidInput(field, value, WHOLE_NUMBER, params=at_least)
     if isinstance(value, numbers.Integral):
         number = int(value)
     else:
         real = float(value)
         if not math.isfinite(real) or not real.is_integer():
-            raise InvalidInput(field, value, accepted)
+            raise InvalidInput(field, value, WHOLE_NUMBER, params=at_least)
         number = int(real)
     if number < minimum:
-        raise InvalidInput(field, value, accepted)
+        raise InvalidInput(field, value, WHOLE_NUMBER, params=at_least)
     return number
 
 
@@ -43,11 +43,14 @@ def positive(field: str, value: Any) -> float:
 def fraction(field: str, value: Any) -> float:
     """A number in (0, 1]: an efficiency, a share of time."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInput(field, value, FRACTION)
+        raise InvalidInput(field, value, FRACTION, params={})
     real = float(value)
     if not (0 < real <= 1):  # also false for NaN
-        hint = f"did you mean {real / 100:g}?" if 1 < real <= 100 else None
-        raise InvalidInput(field, value, FRACTION, hint=hint)
+        if 1 < real <= 100:
+            raise InvalidInput(
+                field, value, FRACTION, hint=N_("did you mean %(fraction)s?"), params={"fraction": f"{real / 100:g}"}
+            )
+        raise InvalidInput(field, value, FRACTION, params={})
     return real
 
 

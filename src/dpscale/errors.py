@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
+__all__ = ["N_", "AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
+
+
+def N_(text: str) -> str:  # gettext's name for "mark for translation, translate where shown"
+    """Mark ``text`` for the message catalog; it is translated where it is shown (see InvalidInput.localized)."""
+    return text
 
 
 class DpscaleError(Exception):
@@ -25,14 +30,26 @@ class InvalidInput(DpscaleError, ValueError):
     """A value that dpscale cannot use.
 
     ``field`` is the name of the input (as the user knows it), ``value`` what was given and
-    ``accepted`` a short description of what would have been accepted.
+    ``accepted`` a short description of what would have been accepted, in English. ``accepted``
+    and ``hint`` are catalog messages: given ``params`` (even ``{}``) they are %-templates, filled
+    in here and, translated, by :meth:`localized` (the French page and ``--lang fr`` show that).
     """
 
-    def __init__(self, field: str, value: Any, accepted: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        field: str,
+        value: Any,
+        accepted: str,
+        *,
+        hint: str | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self.field = field
         self.value = value
-        self.accepted = accepted
-        self.hint = hint
+        self.params = None if params is None else dict(params)
+        self.templates = (accepted, hint)
+        self.accepted = _fill(accepted, self.params)
+        self.hint = None if hint is None else _fill(hint, self.params)
         super().__init__(self.message)
 
     @property
@@ -42,8 +59,28 @@ class InvalidInput(DpscaleError, ValueError):
             text += f" ({self.hint})"
         return text
 
+    def as_given(self, field: str, value: Any) -> InvalidInput:
+        """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
+        accepted, hint = self.templates
+        return InvalidInput(field, value, accepted, hint=hint, params=self.params)
+
+    def localized(self, lang: str) -> str:
+        """:attr:`message` in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English."""
+        if lang == "en":
+            return self.message
+        from dpscale.i18n import translation, validate_lang
+
+        _ = translation(validate_lang(lang)).gettext
+        accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
+        text = self._frame(_) % {"field": self.field, "value": _show(self.value), "accepted": accepted}
+        return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
+
+    def _frame(self, _: Any) -> str:
+        return str(_("%(field)s: got %(value)s; expected %(accepted)s"))
+
     def __reduce__(self) -> tuple[Any, ...]:  # keep field/value/accepted through pickling
-        return (_rebuild, (type(self), self.field, self.value, self.accepted, self.hint))
+        accepted, hint = self.templates
+        return (_rebuild, (type(self), self.field, self.value, accepted, hint, self.params))
 
 
 class AmbiguousInput(InvalidInput):
@@ -53,16 +90,22 @@ class AmbiguousInput(InvalidInput):
 class MissingInput(InvalidInput):
     """A required value that was not given; ``value`` is None."""
 
-    def __init__(self, field: str, accepted: str, *, hint: str | None = None) -> None:
-        super().__init__(field, None, accepted, hint=hint)
+    def __init__(
+        self, field: str, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(field, None, accepted, hint=hint, params=params)
 
     @property
     def message(self) -> str:
         text = f"{self.field}: missing; expected {self.accepted}"
         return f"{text} ({self.hint})" if self.hint else text
 
+    def _frame(self, _: Any) -> str:
+        return str(_("%(field)s: missing; expected %(accepted)s"))
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_missing, (self.field, self.accepted, self.hint))
+        accepted, hint = self.templates
+        return (_rebuild_missing, (self.field, accepted, hint, self.params))
 
 
 class MissingExtra(DpscaleError, ImportError):
@@ -84,9 +127,16 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _rebuild(cls: type[InvalidInput], field: str, value: Any, accepted: str, hint: str | None) -> InvalidInput:
-    return cls(field, value, accepted, hint=hint)
+def _fill(template: str, params: dict[str, Any] | None) -> str:
+    # A template given params (even none: {}) is %-formatted, so it writes a literal % as %%.
+    return template if params is None else template % params
 
 
-def _rebuild_missing(field: str, accepted: str, hint: str | None) -> MissingInput:
-    return MissingInput(field, accepted, hint=hint)
+def _rebuild(
+    cls: type[InvalidInput], field: str, value: Any, accepted: str, hint: str | None, params: dict[str, Any] | None
+) -> InvalidInput:
+    return cls(field, value, accepted, hint=hint, params=params)
+
+
+def _rebuild_missing(field: str, accepted: str, hint: str | None, params: dict[str, Any] | None) -> MissingInput:
+    return MissingInput(field, accepted, hint=hint, params=params)

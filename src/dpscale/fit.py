@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.errors import N_, InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
     import numpy as np
@@ -281,7 +281,7 @@ def _points(points: Iterable[Point | tuple[Any, Any] | dict[str, Any]]) -> tuple
         try:
             out.append(Point(_validate.whole("devices", d), _validate.positive("throughput", a)))
         except InvalidInput as exc:
-            raise InvalidInput(f"points[{i}].{exc.field}", exc.value, exc.accepted) from None
+            raise exc.as_given(f"points[{i}].{exc.field}", exc.value) from None
     return tuple(out)
 
 
@@ -311,7 +311,7 @@ def fit(
     names = list(models) if models else list(MODELS)
     for name in names:
         if name not in MODELS:
-            raise InvalidInput("model", name, "auto or one of " + ", ".join(MODELS))
+            raise InvalidInput("model", name, N_("auto or one of %(choices)s"), params={"choices": ", ".join(MODELS)})
     sizes = [_validate.whole("at", n) for n in at]
     if len(data) < 2:
         raise InvalidInput("points", len(data), "at least two measurements, at two or more cluster sizes")
@@ -444,7 +444,9 @@ def read_points(source: str | Path, *, text: str | None = None) -> tuple[Point, 
         except FileNotFoundError:
             raise InvalidInput("file", name, "an existing CSV or JSON-lines file") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput("file", name, f"a readable UTF-8 text file ({exc})") from None
+            raise InvalidInput(
+                "file", name, N_("a readable UTF-8 text file (%(reason)s)"), params={"reason": exc}
+            ) from None
     lines = [
         (i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")
     ]
@@ -456,14 +458,14 @@ def read_points(source: str | Path, *, text: str | None = None) -> tuple[Point, 
 
 
 def _number(name: str, line: int, column: str, cell: Any, *, whole: bool) -> Any:
-    accepted = "a whole number of at least 1" if whole else "a number greater than 0"
+    accepted, params = (_validate.WHOLE_NUMBER, {"minimum": 1}) if whole else (_validate.POSITIVE, None)
     try:
         value = float(cell)
         if whole:
             return _validate.whole(column, value)
         return _validate.positive(column, value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"{name}, line {line}, column {column}", cell, accepted) from None
+        raise InvalidInput(f"{name}, line {line}, column {column}", cell, accepted, params=params) from None
 
 
 def _read_csv(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
@@ -477,21 +479,29 @@ def _read_csv(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise InvalidInput(
-            f"{name}, line {lines[0][0]}", ",".join(rows[0]), f"each column once ({', '.join(duplicates)} repeated)"
+            f"{name}, line {lines[0][0]}",
+            ",".join(rows[0]),
+            N_("each column once (%(columns)s repeated)"),
+            params={"columns": ", ".join(duplicates)},
         )
     missing = [c for c in ("devices", "throughput") if c not in header]
     if missing:
         raise InvalidInput(
             f"{name}, line {lines[0][0]}",
             ",".join(rows[0]),
-            f"a header with devices and throughput columns (missing {', '.join(missing)}; "
-            f"found {', '.join(header) or 'nothing'})",
+            N_("a header with devices and throughput columns (missing %(missing)s; found %(found)s)"),
+            params={"missing": ", ".join(missing), "found": ", ".join(header) or "—"},
         )
     d_col, a_col = header.index("devices"), header.index("throughput")
     out = []
     for (number, _), row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
-            raise InvalidInput(f"{name}, line {number}", ",".join(row), f"{len(header)} cells, as in the header")
+            raise InvalidInput(
+                f"{name}, line {number}",
+                ",".join(row),
+                N_("%(cells)s cells, as in the header"),
+                params={"cells": len(header)},
+            )
         out.append(
             Point(
                 _number(name, number, "devices", row[d_col].strip(), whole=True),
@@ -509,7 +519,12 @@ def _read_jsonl(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{name}, line {number}", line[:60], f"one JSON object per line ({exc.msg})") from None
+            raise InvalidInput(
+                f"{name}, line {number}",
+                line[:60],
+                N_("one JSON object per line (%(reason)s)"),
+                params={"reason": exc.msg},
+            ) from None
         if not isinstance(record, dict):
             raise InvalidInput(f"{name}, line {number}", line[:60], "a JSON object with devices and throughput")
         if record.get("complete") is False:
@@ -517,7 +532,10 @@ def _read_jsonl(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
         for key in ("devices", "throughput"):
             if key not in record:
                 raise InvalidInput(
-                    f"{name}, line {number}", line[:60], f"a {key} key (found {', '.join(record) or 'none'})"
+                    f"{name}, line {number}",
+                    line[:60],
+                    N_("a %(key)s key (found %(found)s)"),
+                    params={"key": key, "found": ", ".join(record) or "—"},
                 )
         out.append(
             Point(

@@ -18,8 +18,8 @@ from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbo
 from babel.numbers import parse_decimal as _babel_parse_decimal
 
 from dpscale import _validate
-from dpscale.errors import AmbiguousInput, InvalidInput, MissingExtra
-from dpscale.i18n import Lang, language_name
+from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
+from dpscale.i18n import Lang
 
 __all__ = [
     "parse_bandwidth",
@@ -37,8 +37,10 @@ __all__ = [
 _SPACES = (" ", "\u00a0", "\u202f", "\u2009")
 
 
-def _examples(lang: Lang) -> str:
-    return "2 000, 0,9 or 1e3" if lang == "fr" else "2,000, 0.9 or 1e3"
+def _a_number(lang: Lang) -> str:
+    if lang == "fr":
+        return N_("a number written in French, such as 2 000, 0,9 or 1e3")
+    return N_("a number written in English, such as 2,000, 0.9 or 1e3")
 
 
 def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
@@ -49,7 +51,7 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     group = get_group_symbol(lang)
     for space in _SPACES:
         cleaned = cleaned.replace(space, group)
-    accepted = f"a number written in {language_name(lang)}, such as {_examples(lang)}"
+    accepted = _a_number(lang)
     if not cleaned or len(cleaned) > 100:
         raise InvalidInput(field, text, accepted)
     try:
@@ -58,7 +60,7 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     except (NumberFormatError, InvalidOperation, ValueError) as exc:
         hint = None
         if lang == "en" and get_decimal_symbol("fr") in text.strip():
-            hint = "English writes decimals with a point: 0.9; read as French, it would be accepted"
+            hint = N_("English writes decimals with a point: 0.9; read as French, it would be accepted")
         raise InvalidInput(field, text, accepted, hint=hint) from exc
     if not number.is_finite():
         raise InvalidInput(field, text, accepted)
@@ -71,18 +73,18 @@ def parse_number(text: str, lang: Lang, *, field: str) -> float:
     try:
         return _validate.positive(field, float(number))
     except InvalidInput as exc:
-        raise InvalidInput(field, text, exc.accepted) from None
+        raise exc.as_given(field, text) from None
 
 
 def parse_count(text: str, lang: Lang, *, field: str, minimum: int = 1) -> int:
     """A whole number (device counts): ``64``, ``1 024``, ``1e3``."""
     number = parse_decimal(text, lang, field=field)
     if not math.isfinite(float(number)) or number != number.to_integral_value():
-        raise InvalidInput(field, text, _validate.WHOLE_NUMBER.format(minimum=minimum))
+        raise InvalidInput(field, text, _validate.WHOLE_NUMBER, params={"minimum": minimum})
     try:
         return _validate.whole(field, int(number), minimum=minimum)
     except InvalidInput as exc:
-        raise InvalidInput(field, text, exc.accepted) from None
+        raise exc.as_given(field, text) from None
 
 
 def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> float:
@@ -97,16 +99,21 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> flo
     is_percent = stripped.endswith((percent_sign, "%"))
     body = stripped.rstrip(percent_sign + "%").strip() if is_percent else stripped
     number = parse_decimal(body, lang, field=field)
-    accepted = "a percentage above 0 % and at most 100 %, or a fraction above 0 and at most 1"
+    accepted = N_("a percentage above 0 %% and at most 100 %%, or a fraction above 0 and at most 1")
     if is_percent:
         fraction = number / 100
     elif 1 < number <= 100:
-        hint = f"write {_plain(number)}% for a percentage, or {_plain(number / 100)} as a fraction"
-        raise AmbiguousInput(field, text, accepted, hint=hint)
+        decimal = get_decimal_symbol(lang)
+        written = {
+            "percent": _plain(number).replace(".", decimal) + ("\u00a0%" if lang == "fr" else "%"),
+            "fraction": _plain(number / 100).replace(".", decimal),
+        }
+        hint = N_("write %(percent)s for a percentage, or %(fraction)s as a fraction")
+        raise AmbiguousInput(field, text, accepted, hint=hint, params=written)
     else:
         fraction = number
     if not (0 < fraction <= 1):
-        raise InvalidInput(field, text, accepted)
+        raise InvalidInput(field, text, accepted, params={})
     return float(fraction)
 
 
@@ -157,10 +164,11 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
 
 def parse_duration(text: str, lang: Lang, *, field: str = "deadline") -> float:
     """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks`` (``14 j`` in French)."""
-    examples = "14 j, 36 h or 90 min" if lang == "fr" else "14 d, 36 h or 90 min"
-    return parse_quantity(
-        text, lang, field=field, unit="second", accepted=f"a duration with its unit, such as {examples}"
-    )
+    if lang == "fr":
+        accepted = N_("a duration with its unit, such as 14 j, 36 h or 90 min")
+    else:
+        accepted = N_("a duration with its unit, such as 14 d, 36 h or 90 min")
+    return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
 
 
 # Network people write bits as "b" (100Gb/s, 25 Gbps); pint reads "Gb" as a gilbert. Only the
@@ -176,7 +184,7 @@ def _bandwidth_unit(unit: str) -> str:
 
 def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
     """Bytes per second from ``100Gb/s``, ``25 Gbps``, ``12.5GB/s``, ``300 GB/s``, ``1 Tbit/s``."""
-    accepted = "a bandwidth with its unit, such as 100Gb/s, 25 Gbps or 12.5GB/s (b: bits, B: bytes)"
+    accepted = N_("a bandwidth with its unit, such as 100Gb/s, 25 Gbps or 12.5GB/s (b: bits, B: bytes)")
     match = _NUMBER_THEN_UNIT.match(text) if isinstance(text, str) else None
     spelled = f"{match.group(1)} {_bandwidth_unit(match.group(2))}" if match else text
     try:
@@ -187,14 +195,14 @@ def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
 
 def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
     """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
-    return parse_quantity(text, lang, field=field, unit="byte", accepted="a size with its unit, such as 25MB or 25 MiB")
+    accepted = N_("a size with its unit, such as 25MB or 25 MiB")
+    return parse_quantity(text, lang, field=field, unit="byte", accepted=accepted)
 
 
 def parse_seconds(text: str, lang: Lang, *, field: str) -> float:
     """Seconds from ``5us``, ``10 µs``, ``0.3 ms``."""
-    return parse_quantity(
-        text, lang, field=field, unit="second", accepted="a time with its unit, such as 5us or 0.3 ms"
-    )
+    accepted = N_("a time with its unit, such as 5us or 0.3 ms")
+    return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
 
 
 _SI_COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
@@ -202,7 +210,7 @@ _SI_COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 def parse_scaled_count(text: str, lang: Lang, *, field: str) -> float:
     """A count with an optional SI suffix, as model sizes are written: ``25.6M``, ``7B``, ``110e6``."""
-    accepted = "a number, optionally followed by k, M, B (billions) or T, such as 25.6M or 7B"
+    accepted = N_("a number, optionally followed by k, M, B (billions) or T, such as 25.6M or 7B")
     if not isinstance(text, str):
         raise InvalidInput(field, text, accepted)
     stripped = text.strip()
@@ -226,7 +234,7 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
     """Device counts: ``8,16,64`` or ``8;16;64``, ``1..1024`` (the powers of two from 1 to 1024),
     ``8..64+8`` (8 to 64 in steps of 8). Commas separate counts, so none is written with a thousands
     comma (``1024``, not ``1,024``; a space, ``1 024``, is fine)."""
-    accepted = "counts such as 8,16,64, a range of powers of two such as 1..1024, or 8..64+8 for steps of 8"
+    accepted = N_("counts such as 8,16,64, a range of powers of two such as 1..1024, or 8..64+8 for steps of 8")
     if not isinstance(text, str) or not text.strip() or len(text) > 1000:
         raise InvalidInput(field, text, accepted)
     counts: list[int] = []
@@ -251,7 +259,7 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
         else:
             counts.append(parse_count(part, lang, field=field))
         if len(counts) > MAX_DEVICE_LIST:
-            raise InvalidInput(field, text, f"at most {MAX_DEVICE_LIST} device counts")
+            raise InvalidInput(field, text, N_("at most %(most)s device counts"), params={"most": MAX_DEVICE_LIST})
     return sorted(set(counts))
 
 

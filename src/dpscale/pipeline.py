@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any, Literal, cast, get_args
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 
 __all__ = ["Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
 
@@ -35,7 +35,7 @@ BACKWARD_OVER_FORWARD = 2  # a backward pass costs about twice a forward one (tw
 def _schedule(value: Any) -> Schedule:
     text = value.strip().lower() if isinstance(value, str) else value
     if text not in SCHEDULES:
-        raise InvalidInput("schedule", value, "one of " + ", ".join(SCHEDULES))
+        raise InvalidInput("schedule", value, N_("one of %(choices)s"), params={"choices": ", ".join(SCHEDULES)})
     return cast(Schedule, text)
 
 

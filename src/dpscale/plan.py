@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 from dpscale.scaling import Scaling, scale
 
 __all__ = ["DeadlinePlan", "EfficiencyCurve", "Plan", "devices_for_deadline", "plan", "total_work"]
@@ -192,8 +192,17 @@ def devices_for_deadline(
             raise InvalidInput(
                 "deadline_seconds",
                 deadline_seconds,
-                f"a deadline that at most {limit} devices can meet: it needs {needed:.4g} {unit}, "
-                f"and the fastest cluster, of {best} devices, gives {best * v * _at(curve, best):.4g}",
+                N_(
+                    "a deadline that at most %(limit)s devices can meet: it needs %(needed)s %(unit)s, "
+                    "and the fastest cluster, of %(best)s devices, gives %(fastest)s"
+                ),
+                params={
+                    "limit": limit,
+                    "needed": f"{needed:.4g}",
+                    "unit": unit,
+                    "best": best,
+                    "fastest": f"{best * v * _at(curve, best):.4g}",
+                },
             )
         low, high = high, min(2 * high, limit)
     while high - low > 1:

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput, MissingInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 
 __all__ = [
     "Scaling",
@@ -256,7 +256,8 @@ def solve(
         raise MissingInput(
             missing[0],
             "three of devices, per_device_throughput, efficiency and actual_throughput; the fourth is worked out",
-            hint=f"{len(missing)} not given: {', '.join(missing)}",
+            hint=N_("%(count)s not given: %(names)s"),
+            params={"count": len(missing), "names": ", ".join(missing)},
         )
     # Exactly one is None here; cast() only tells the type checker so.
     d, v, e, a = (cast(float, given[name]) for name in given)

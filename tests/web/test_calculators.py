@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import unescape
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -201,7 +203,7 @@ def test_language_switch_rewrites_numbers(client: TestClient) -> None:
     assert text_of(r.text, "time") == f"16{NBSP}min 41{NNBSP}s"
     unreadable = client.get("/plan", params={**query, "price_per_device_hour": "2.5.1"})
     assert 'value="2.5.1"' in unreadable.text  # left as typed, with its error
-    assert "price_per_device_hour: got" in unreadable.text
+    assert "price_per_device_hour : reçu" in unreadable.text  # in the language of the page
 
 
 PREDICT_QUERY = {
@@ -354,3 +356,20 @@ def test_fit_page_with_too_few_points_shows_no_nan(client: TestClient) -> None:
     )
     assert 'id="fit-predictions"' in r.text
     assert "NaN" not in r.text
+
+
+def test_field_errors_in_the_language_of_the_page(client: TestClient) -> None:
+    query = {"devices": "0", "per_device_throughput": "2000", "efficiency": "90"}
+    french = client.get("/", params={**query, "lang": "fr"})
+    assert (
+        unescape(text_of(french.text, "devices-error")) == "devices : reçu '0' ; attendu un nombre entier d'au moins 1"
+    )
+    assert "(écrivez 90\u00a0% pour un pourcentage, ou 0,9 pour une fraction)" in text_of(
+        french.text, "efficiency-error"
+    )
+    english = client.get("/", params={**query, "lang": "en"})
+    assert unescape(text_of(english.text, "devices-error")) == "devices: got '0'; expected a whole number of at least 1"
+    api = client.get(
+        "/api/v1/predict", params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 1e6}
+    )
+    assert api.json()["errors"][0]["message"] == "intra_bandwidth: missing; expected intra_bandwidth or an intra preset"

@@ -41,7 +41,7 @@ def _main(args: list[str]) -> None:
     from typer._click.exceptions import ClickException  # Typer's own (vendored) Click
 
     from dpscale.cli.app import app
-    from dpscale.errors import DpscaleError, RunFailed
+    from dpscale.errors import DpscaleError, InvalidInput, RunFailed
 
     if not args or args[0] not in LIGHT_COMMANDS:
         import dpscale.cli.commands  # noqa: F401  (registers the other commands on app)
@@ -53,6 +53,8 @@ def _main(args: list[str]) -> None:
     except RunFailed as exc:  # the input was fine; the run was not
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         sys.exit(EXIT_RUN_FAILED)
+    except InvalidInput as exc:  # in the language the numbers were read in
+        _fail(exc.localized(_language(args)))
     except DpscaleError as exc:
         _fail(str(exc))
     except ClickException as exc:
@@ -64,6 +66,17 @@ def _main(args: list[str]) -> None:
     if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into Exit(130)
         print("dpscale: interrupted", file=sys.stderr)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _language(args: list[str]) -> str:
+    """The language of the command's --lang (a valid one), else of the environment's locale."""
+    from dpscale.i18n import LANGUAGES, language_from_env
+
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else arg.partition("=")[2]
+        if (arg == "--lang" or arg.startswith("--lang=")) and value in LANGUAGES:
+            return value
+    return language_from_env()
 
 
 def _fail(message: str) -> None:

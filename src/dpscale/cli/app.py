@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from dpscale import scaling
-from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.errors import N_, InvalidInput, MissingExtra
 from dpscale.i18n import Lang, language_from_env, validate_lang
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
@@ -49,7 +49,12 @@ def _lang(value: str | None) -> Lang:
 
 def _one(field: str, positional: str | None, option: str | None) -> str | None:
     if positional is not None and option is not None and positional != option:
-        raise InvalidInput(field, f"{positional} and {option}", f"{field} given once, as an argument or an option")
+        raise InvalidInput(
+            field,
+            f"{positional} and {option}",
+            N_("%(field)s given once, as an argument or an option"),
+            params={"field": field},
+        )
     return positional if positional is not None else option
 
 
@@ -114,7 +119,12 @@ def scale(
         wanted = solve.strip().lower().replace("-", "_")
         wanted = {"per_device": "per_device_throughput", "actual": "actual_throughput"}.get(wanted, wanted)
         if wanted != solution.unknown:
-            raise InvalidInput("solve", solve, f"the one quantity not given ({solution.unknown.replace('_', '-')})")
+            raise InvalidInput(
+                "solve",
+                solve,
+                N_("the one quantity not given (%(unknown)s)"),
+                params={"unknown": solution.unknown.replace("_", "-")},
+            )
     if solution.scaling.superlinear:
         print(
             f"warning: efficiency {solution.scaling.efficiency:.4g} is above 1 (superlinear scaling); "
@@ -142,7 +152,9 @@ def _save(path: str, write: Callable[[], Path]) -> None:
     try:
         written = write()
     except OSError as exc:
-        raise InvalidInput("plot", path, f"a path that can be written ({exc.strerror})") from exc
+        raise InvalidInput(
+            "plot", path, N_("a path that can be written (%(reason)s)"), params={"reason": exc.strerror}
+        ) from exc
     print(f"chart written to {written}", file=sys.stderr)
 
 

@@ -13,8 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
+from dpscale._validate import WHOLE_NUMBER
 from dpscale.cli.app import JsonOption, LangOption, _emit_json, _lang, _save, app
-from dpscale.errors import InvalidInput, MissingExtra, MissingInput
+from dpscale.errors import N_, InvalidInput, MissingExtra, MissingInput
 from dpscale.i18n import Lang
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
@@ -422,11 +423,11 @@ def _cluster(
     from dpscale.parse import parse_duration
 
     if nnodes < 1:
-        raise InvalidInput("nnodes", nnodes, "a whole number of at least 1")
+        raise InvalidInput("nnodes", nnodes, WHOLE_NUMBER, params={"minimum": 1})
     if nnodes > 1 and endpoint is None:
         raise MissingInput("rdzv_endpoint", "host:port of node 0, with --nnodes above 1")
     if not 0 <= node_rank < nnodes:
-        raise InvalidInput("node_rank", node_rank, f"a rank from 0 to {nnodes - 1}")
+        raise InvalidInput("node_rank", node_rank, N_("a rank from 0 to %(last)s"), params={"last": nnodes - 1})
     return Cluster(
         nproc_per_node=nproc,
         nnodes=nnodes,
@@ -494,7 +495,7 @@ def measure(
     from dpscale.measure.workloads import KINDS
 
     if options["workload"] not in KINDS:
-        raise InvalidInput("workload", workload, "one of " + ", ".join(KINDS))
+        raise InvalidInput("workload", workload, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
     progress_console = Console(stderr=True)
     with (
         warnings.catch_warnings(record=True) as caught,

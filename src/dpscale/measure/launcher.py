@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpscale.errors import InvalidInput, RunFailed
+from dpscale.errors import N_, InvalidInput, RunFailed
 from dpscale.measure import records
 
 __all__ = ["Cluster", "fit_alpha_beta", "measure", "probe"]
@@ -64,7 +64,10 @@ class Cluster:
             raise InvalidInput("backend", "nccl", "gloo on a machine without a CUDA GPU (NCCL needs one)")
         if self.backend == "nccl" and self.nproc_per_node > torch.cuda.device_count():
             raise InvalidInput(
-                "nproc", self.nproc_per_node, f"at most {torch.cuda.device_count()} ranks per node, one per GPU"
+                "nproc",
+                self.nproc_per_node,
+                N_("at most %(gpus)s ranks per node, one per GPU"),
+                params={"gpus": torch.cuda.device_count()},
             )
         if self.backend == "auto":
             return "nccl" if torch.cuda.is_available() and self.nproc_per_node <= torch.cuda.device_count() else "gloo"

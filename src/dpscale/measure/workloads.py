@@ -12,7 +12,7 @@ from typing import Literal, get_args
 import torch
 from torch import nn
 
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 
 __all__ = ["KINDS", "Kind", "build"]
 
@@ -70,7 +70,7 @@ def build(kind: str, params: float, batch: int, device: torch.device) -> tuple[n
     """The model, an input batch and a target of the same shape as the output."""
     builders = {"mlp": _mlp, "cnn": _cnn, "transformer": _transformer}
     if kind not in builders:
-        raise InvalidInput("workload", kind, "one of " + ", ".join(KINDS))
+        raise InvalidInput("workload", kind, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
     model, shape = builders[kind](params)
     model = model.to(device)
     generator = torch.Generator(device="cpu").manual_seed(0)

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 
 __all__ = ["Algorithm", "Link", "all_reduce_time", "algbw", "busbw", "hierarchical", "ring", "tree"]
 
@@ -124,7 +124,7 @@ def candidates(
 ) -> list[Affine]:
     """The (a, c) terms of each algorithm ``algorithm`` allows (all three for ``auto``)."""
     if algorithm not in ALGORITHMS:
-        raise InvalidInput("algorithm", algorithm, "one of " + ", ".join(ALGORITHMS))
+        raise InvalidInput("algorithm", algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)})
     n = np.asarray(ranks, dtype=np.float64)
     if not (n.min() >= 1 and n.max() < np.inf):  # also false for NaN
         raise InvalidInput("devices", ranks, "whole numbers of at least 1")

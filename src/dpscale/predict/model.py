@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpscale import _validate
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, candidates
 
 __all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
@@ -76,8 +76,11 @@ class Workload:
                 raise InvalidInput(
                     "input_throughput",
                     self.input_throughput,
-                    f"at least the per-device throughput ({self.per_device_throughput:g}): one device alone "
-                    "ran at that speed with this input pipeline",
+                    N_(
+                        "at least the per-device throughput (%(v)s): one device alone ran at that speed with "
+                        "this input pipeline"
+                    ),
+                    params={"v": f"{self.per_device_throughput:g}"},
                 )
 
     @property
@@ -101,7 +104,9 @@ class Cluster:
     def __post_init__(self) -> None:
         _validate.whole("devices_per_node", self.devices_per_node)
         if self.algorithm not in ALGORITHMS:
-            raise InvalidInput("algorithm", self.algorithm, "one of " + ", ".join(ALGORITHMS))
+            raise InvalidInput(
+                "algorithm", self.algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)}
+            )
         _validate.positive("bucket", self.bucket_bytes)
         if not (0 <= self.jitter < 1):
             raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %)")

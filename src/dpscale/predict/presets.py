@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from dpscale.errors import InvalidInput, MissingInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.predict.collectives import Link
 
 __all__ = ["link", "presets"]
@@ -26,7 +26,7 @@ def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
     table = presets()[tier]
     key = name.strip().lower() if isinstance(name, str) else name
     if key not in table:
-        raise InvalidInput(tier, name, "one of " + ", ".join(sorted(table)))
+        raise InvalidInput(tier, name, N_("one of %(choices)s"), params={"choices": ", ".join(sorted(table))})
     entry = table[key]
     return Link(entry["bandwidth"] * nics, entry["latency"], entry["efficiency"])
 
@@ -76,7 +76,9 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
     except FileNotFoundError:
         raise InvalidInput("network", path, "a profile written by dpscale probe --out") from None
     except (OSError, ValueError) as exc:
-        raise InvalidInput("network", path, f"a readable JSON profile from dpscale probe ({exc})") from None
+        raise InvalidInput(
+            "network", path, N_("a readable JSON profile from dpscale probe (%(reason)s)"), params={"reason": exc}
+        ) from None
 
     def tier(name: str) -> Link | None:
         entry = data.get(name) if isinstance(data, dict) else None
@@ -86,7 +88,10 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
             return Link(float(entry["bandwidth"]), float(entry["latency"]), float(entry.get("efficiency", 1.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInput(
-                "network", path, f"a profile whose {name} tier has bandwidth and latency ({exc})"
+                "network",
+                path,
+                N_("a profile whose %(tier)s tier has bandwidth and latency (%(reason)s)"),
+                params={"tier": name, "reason": exc},
             ) from None
 
     if not isinstance(data, dict) or (data.get("intra") is None and data.get("inter") is None):

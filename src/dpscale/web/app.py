@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._version import __version__
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.format import (
     format_duration,
     format_energy,
@@ -416,10 +416,10 @@ def create_app() -> FastAPI:
         from dpscale.predict import model, presets
 
         if any(not 1 <= n <= MAX_DEVICES for n in devices):
-            raise InvalidInput("devices", devices, f"counts from 1 to {MAX_DEVICES}")
+            raise InvalidInput("devices", devices, N_("counts from 1 to %(most)s"), params={"most": MAX_DEVICES})
         intra_link = presets.resolve_link("intra", intra, intra_bandwidth, intra_latency, intra_efficiency)
         if intra_link is None:
-            raise InvalidInput("intra_bandwidth", None, "intra_bandwidth or an intra preset")
+            raise MissingInput("intra_bandwidth", "intra_bandwidth or an intra preset")
         inter_link = presets.resolve_link("inter", inter, inter_bandwidth, inter_latency, inter_efficiency, nics=nics)
         workload = model.Workload(per_device_throughput, batch, params, grad_bytes, accumulation, input_throughput)
         cluster = model.Cluster(intra_link, devices_per_node, inter_link, algorithm, overlap, bucket_bytes, jitter)

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale.batch import Batch
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.parse import (
@@ -126,14 +126,14 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         try:
             parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
-            errors[name] = exc.message
+            errors[name] = exc.localized(lang)
     result = None
     if not errors:
         try:
             result = calc.compute(parsed)
         except InvalidInput as exc:
             name = calc.aliases.get(exc.field, exc.field)
-            errors[name if name in calc.fields else next(iter(calc.fields))] = exc.message
+            errors[name if name in calc.fields else next(iter(calc.fields))] = exc.localized(lang)
     return Form(lang, values, errors, result)
 
 
@@ -209,7 +209,7 @@ def _predict(v: dict[str, Any]) -> PredictResult:
 
     intra = presets.resolve_link("intra", v["intra"] or None, v["intra_bandwidth"])
     if intra is None:
-        raise InvalidInput("intra_bandwidth", "", "a bandwidth inside a node, or a preset")
+        raise MissingInput("intra_bandwidth", "a bandwidth inside a node, or a preset")
     inter = presets.resolve_link("inter", v["inter"] or None, v["inter_bandwidth"], nics=v["nics"] or 1)
     workload = model.Workload(
         v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"], v["input_throughput"]

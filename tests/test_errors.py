@@ -1,0 +1,97 @@
+"""Errors name the field, the value and what is accepted, in English and, localized, in French."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
+from dpscale.errors import N_
+from dpscale.parse import parse_count, parse_efficiency, parse_number
+from dpscale.pipeline import bubble
+from tests.test_cli import run
+
+
+def caught(call: object, *args: object, **kwargs: object) -> InvalidInput:
+    with pytest.raises(InvalidInput) as info:
+        call(*args, **kwargs)  # type: ignore[operator]
+    return info.value
+
+
+def test_english_message_and_french_localization() -> None:
+    err = caught(scale, 0, 2000, 0.9)
+    assert err.message == "devices: got 0; expected a whole number of at least 1"
+    assert err.localized("en") == err.message
+    assert err.localized("fr") == "devices : reçu 0 ; attendu un nombre entier d'au moins 1"
+
+
+def test_templates_are_filled_in_both_languages() -> None:
+    err = caught(parse_efficiency, "90", "fr")
+    assert isinstance(err, AmbiguousInput)
+    assert err.hint == "write 90\u00a0% for a percentage, or 0,9 as a fraction"  # numbers written the French way
+    assert err.localized("fr").endswith("(écrivez 90\u00a0% pour un pourcentage, ou 0,9 pour une fraction)")
+    assert "100 %," in err.localized("fr")  # a %% in the template is one % once filled
+    english = caught(parse_efficiency, "90", "en")
+    assert english.message.endswith("(write 90% for a percentage, or 0.9 as a fraction)")
+    assert "%%" not in english.message
+
+
+def test_a_choice_list_is_a_parameter() -> None:
+    err = caught(bubble, 4, 8, schedule="zigzag")
+    assert err.accepted.startswith("one of ")
+    assert err.localized("fr").startswith("schedule : reçu 'zigzag' ; attendu l'un de ")
+    assert err.accepted.removeprefix("one of ") in err.localized("fr")
+
+
+def test_missing_input_is_said_missing() -> None:
+    err = caught(solve, devices=64)
+    assert isinstance(err, MissingInput)
+    assert err.localized("fr").startswith("per_device_throughput : manquant ; attendu trois de devices")
+    assert "3 non données" in err.localized("fr")
+
+
+def test_text_outside_the_catalog_stays_english() -> None:
+    err = InvalidInput("x", 1, "something only English knows")
+    assert err.localized("fr") == "x : reçu 1 ; attendu something only English knows"
+
+
+def test_re_raised_with_the_text_as_typed() -> None:
+    err = caught(parse_count, "0", "fr", field="devices")
+    assert err.value == "0"
+    assert err.localized("fr") == "devices : reçu '0' ; attendu un nombre entier d'au moins 1"
+    err = caught(parse_number, "-2", "en", field="per_device_throughput")
+    assert err.message == "per_device_throughput: got '-2'; expected a finite number greater than 0"
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        InvalidInput("devices", 0, "a whole number", hint="x"),
+        InvalidInput("d", 3, N_("a whole number of at least %(minimum)s"), params={"minimum": 4}),
+        MissingInput("v", N_("three of %(what)s"), params={"what": "d, v, E, A"}),
+        AmbiguousInput("efficiency", "90", "a %% or a fraction", hint="write %(p)s", params={"p": "90%"}),
+    ],
+)
+def test_survives_pickling(err: InvalidInput) -> None:
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err)
+    assert (back.field, back.value, back.accepted, back.hint) == (err.field, err.value, err.accepted, err.hint)
+    assert back.localized("fr") == err.localized("fr")
+
+
+def test_cli_speaks_the_language_of_lang(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "scale", "64", "2 000", "90", "--lang", "fr")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: efficiency : reçu '90' ; attendu un pourcentage")
+    code, _, err = run(capsys, "scale", "64", "2000", "90", "--lang=en")
+    assert err.startswith("error: efficiency: got '90'; expected a percentage")
+
+
+def test_cli_takes_the_language_of_the_locale(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "fr_FR.UTF-8")
+    code, _, err = run(capsys, "scale", "0", "2 000", "0,9")
+    assert code == 2
+    assert err == "error: devices : reçu '0' ; attendu un nombre entier d'au moins 1\n"
