@@ -88,3 +88,17 @@ def test_template_is_up_to_date(tmp_path: Path) -> None:
         fresh = {m.id for m in read_po(f) if m.id}
     po = {m.id for m in _read(read_po, "dpscale.po") if m.id}
     assert fresh == po, "strings changed: run `make locales` and translate the new ones"
+
+
+def test_translations_keep_their_placeholders() -> None:
+    # A French message missing %(name)s loses a value; an extra one, or a lone %, breaks the
+    # %-formatting of every error that uses it (InvalidInput.localized fills translated templates).
+    placeholder = re.compile(r"%\((\w+)\)s|%(%)")
+    checked = 0
+    for message in _read(read_po, "dpscale.po"):
+        if not message.id or not isinstance(message.id, str):
+            continue
+        wanted = sorted(placeholder.findall(message.id))
+        assert wanted == sorted(placeholder.findall(message.string)), message.id
+        checked += bool(wanted)
+    assert checked >= 40  # the error templates and the pages' sentences with numbers
