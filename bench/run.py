@@ -34,11 +34,13 @@ def process(*argv: str) -> Callable[[], object]:
     return run
 
 
-def report(name: str, ratio: float, target: float, detail: str, *, at_least: bool = False) -> bool:
+def report(name: str, ratio: float, target: float, detail: str, *, at_least: bool = False, aim: bool = False) -> bool:
+    """Print one ratio against its target (an aim, with ``aim``: reported, but not a failure of the run)."""
     ok = ratio >= target if at_least else ratio <= target
     sign = ">=" if at_least else "<="
-    print(f"{name:<44} {ratio:6.2f}x  (target {sign} {target}x)  {'ok' if ok else 'MISSED'}  {detail}")
-    return ok
+    kind, verdict = ("aim", "below aim") if aim else ("target", "MISSED")
+    print(f"{name:<44} {ratio:6.2f}x  ({kind} {sign} {target}x)  {'ok' if ok else verdict}  {detail}")
+    return ok or aim
 
 
 def bench_startup() -> bool:
@@ -136,8 +138,14 @@ def bench_web() -> bool:
         connections=16,
     )
     detail = f"{rps['bare']:.0f} req/s bare Starlette"
+    # Issue 3 set these as aims ("aim for"), not targets: shown, not failing the run.
     ok = report(
-        "API req/s / bare Starlette req/s", rps["api"] / rps["bare"], 0.6, f"{rps['api']:.0f} / {detail}", at_least=True
+        "API req/s / bare Starlette req/s",
+        rps["api"] / rps["bare"],
+        0.6,
+        f"{rps['api']:.0f} / {detail}",
+        at_least=True,
+        aim=True,
     )
     ok &= report(
         "page req/s / bare Starlette req/s",
@@ -145,6 +153,7 @@ def bench_web() -> bool:
         0.4,
         f"{rps['page']:.0f} / {detail}",
         at_least=True,
+        aim=True,
     )
     run = web.load_test(
         "/api/v1/scaling?devices=64&per_device_throughput=2000&efficiency=0.9", connections=64, seconds=20
