@@ -5,10 +5,19 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
 from dpscale.errors import N_
-from dpscale.parse import parse_count, parse_efficiency, parse_number
+from dpscale.parse import (
+    parse_bandwidth,
+    parse_count,
+    parse_device_list,
+    parse_duration,
+    parse_efficiency,
+    parse_number,
+)
 from dpscale.pipeline import bubble
 from tests.test_cli import run
 
@@ -95,3 +104,15 @@ def test_cli_takes_the_language_of_the_locale(
     code, _, err = run(capsys, "scale", "0", "2 000", "0,9")
     assert code == 2
     assert err == "error: devices : reçu '0' ; attendu un nombre entier d'au moins 1\n"
+
+
+@given(text=st.text(max_size=30), lang=st.sampled_from(["fr", "en"]))
+def test_any_text_gives_a_value_or_an_error_in_both_languages(text: str, lang: str) -> None:
+    readers = (parse_count, parse_number, parse_efficiency, parse_duration, parse_bandwidth, parse_device_list)
+    for read in readers:
+        try:
+            read(text, lang, field="x")
+        except InvalidInput as exc:
+            for shown in (exc.localized("fr"), exc.localized("en"), exc.message):
+                assert shown.startswith("x")
+                assert "%(" not in shown
