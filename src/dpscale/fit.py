@@ -429,12 +429,16 @@ def _gradient(fn: Callable[..., Any], x: float, params: Any, np: Any) -> Any:
 # --- reading measurements -------------------------------------------------------------------
 
 
-def read_points(source: str | Path, *, text: str | None = None) -> tuple[Point, ...]:
+def read_points(
+    source: str | Path, *, text: str | None = None, read_number: Callable[[str], float] | None = None
+) -> tuple[Point, ...]:
     """Measurements from a CSV file (``devices`` and ``throughput`` columns) or JSON lines.
 
     Lines starting with ``#`` are comments. JSON lines need ``devices`` and ``throughput`` keys
     (``dpscale measure`` writes them; records marked ``"complete": false`` are skipped). Errors
-    name the line and the column.
+    name the line and the column. A CSV cell is a number as Python writes it (``367.29``,
+    ``1e3``); failing that, ``read_number`` may read it as people write it in their language (the
+    edges pass :func:`dpscale.parse.parse_decimal`: ``367,29`` from a French spreadsheet).
     """
     name = str(source)
     if text is None:
@@ -454,13 +458,15 @@ def read_points(source: str | Path, *, text: str | None = None) -> tuple[Point, 
         raise InvalidInput("file", name, "measurements: a devices,throughput header and one row per run")
     if lines[0][1].lstrip().startswith("{"):
         return _read_jsonl(name, lines)
-    return _read_csv(name, lines)
+    return _read_csv(name, lines, read_number)
 
 
-def _number(name: str, line: int, column: str, cell: Any, *, whole: bool) -> Any:
+def _number(
+    name: str, line: int, column: str, cell: Any, *, whole: bool, read: Callable[[str], float] | None = None
+) -> Any:
     accepted, params = (_validate.WHOLE_NUMBER, {"minimum": 1}) if whole else (_validate.POSITIVE, None)
     try:
-        value = float(cell)
+        value = _cell(cell, read)
         if whole:
             return _validate.whole(column, value)
         return _validate.positive(column, value)
@@ -468,8 +474,19 @@ def _number(name: str, line: int, column: str, cell: Any, *, whole: bool) -> Any
         raise InvalidInput(f"{name}, line {line}, column {column}", cell, accepted, params=params) from None
 
 
-def _read_csv(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
-    # Commas, semicolons or tabs (a spreadsheet's copy) between cells; numbers with a decimal point.
+def _cell(cell: Any, read: Callable[[str], float] | None) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        if read is None or not isinstance(cell, str):
+            raise
+        return read(cell)  # InvalidInput is a ValueError too
+
+
+def _read_csv(
+    name: str, lines: list[tuple[int, str]], read_number: Callable[[str], float] | None = None
+) -> tuple[Point, ...]:
+    # Commas, semicolons or tabs (a spreadsheet's copy) between cells.
     try:
         dialect: Any = csv.Sniffer().sniff(lines[0][1], delimiters=",;\t")
     except csv.Error:
@@ -504,8 +521,8 @@ def _read_csv(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
             )
         out.append(
             Point(
-                _number(name, number, "devices", row[d_col].strip(), whole=True),
-                _number(name, number, "throughput", row[a_col].strip(), whole=False),
+                _number(name, number, "devices", row[d_col].strip(), whole=True, read=read_number),
+                _number(name, number, "throughput", row[a_col].strip(), whole=False, read=read_number),
             )
         )
     if not out:

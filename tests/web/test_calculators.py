@@ -315,6 +315,15 @@ def test_fit_page_with_its_example(client: TestClient) -> None:
     assert client.get("/chart/fit.svg", params={"lang": "en"}).status_code == 200
 
 
+def test_fit_page_reads_a_french_spreadsheet(client: TestClient) -> None:
+    pasted = "devices\tthroughput\n1\t367,29\n4\t1 449,48\n8\t2 887,65\n16\t5 716,79"
+    r = client.get("/fit", params={"lang": "fr", "measurements": pasted, "at": "32", "model": "auto"})
+    assert 'id="fit-predictions"' in r.text
+    assert "amdahl" in r.text
+    english = client.get("/fit", params={"lang": "en", "measurements": pasted, "at": "32", "model": "auto"})
+    assert "column throughput: got &#39;367,29&#39;" in english.text  # in English, 367,29 is no number
+
+
 def test_fit_page_errors_on_the_measurements_field(client: TestClient) -> None:
     r = client.get("/fit", params={"lang": "en", "measurements": "gpus,samples\n1,2", "at": "", "model": "auto"})
     assert "found gpus, samples" in text_of(r.text, "measurements-error")

@@ -229,8 +229,9 @@ def _predict(v: dict[str, Any]) -> PredictResult:
 
 def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     from dpscale.fit import read_points
+    from dpscale.parse import parse_decimal
 
-    return read_points(field, text=text)
+    return read_points(field, text=text, read_number=lambda cell: float(parse_decimal(cell, lang, field=field)))
 
 
 def _model(text: str, lang: Lang, *, field: str) -> str:
