@@ -48,7 +48,7 @@ clean:
 ## locales: extract strings, update the French catalog, compile it
 locales: install
 	$(VENV)/bin/pybabel extract -F babel.cfg --no-location --sort-output --project dpscale \
-	  -k InvalidInput:3 -k AmbiguousInput:3 -k MissingInput:2 -o src/dpscale/locales/dpscale.pot src
+	  -k InvalidInput:3 -k AmbiguousInput:3 -k MissingInput:2 -k of -o src/dpscale/locales/dpscale.pot src
 	$(VENV)/bin/pybabel update -D dpscale -i src/dpscale/locales/dpscale.pot -d src/dpscale/locales --no-fuzzy-matching --ignore-obsolete
 	$(VENV)/bin/pybabel compile -D dpscale -d src/dpscale/locales
 

@@ -98,10 +98,14 @@ def test_warnings_for_extrapolation_and_missing_single_device() -> None:
 
 def test_too_few_points_skip_models_with_a_reason() -> None:
     f = fit([(1, 10.0), (2, 19.0)], at=[4])
-    skipped = {m.name: m.skipped for m in f.models if m.skipped}
+    skipped = {m.name: m.skipped for m in f.models if m.skipped is not None}
     assert "usl" in skipped
-    assert "needs measurements at 3 or more sizes" in (skipped["usl"] or "")
-    json.dumps(f.to_dict(), allow_nan=False)  # no NaN reaches JSON
+    assert str(skipped["usl"]) == "needs measurements at 3 or more sizes, has 2"
+    assert skipped["usl"].localized("fr") == "demande des mesures à 3 tailles ou plus, en a 2"
+    assert "usl: needs measurements at 3 or more sizes, has 2" in f.warnings
+    assert "usl : demande des mesures à 3 tailles ou plus, en a 2" in [n.localized("fr") for n in f.notes]
+    payload = json.loads(json.dumps(f.to_dict(), allow_nan=False))  # no NaN reaches JSON
+    assert next(m for m in payload["models"] if m["model"] == "usl")["skipped"] == str(skipped["usl"])
 
 
 def test_fitted_curve_drives_the_planner() -> None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput, MissingExtra
+from dpscale.i18n import Message
 
 if TYPE_CHECKING:
     import numpy as np
@@ -159,7 +160,7 @@ class ModelFit:
     aicc: float | None
     predictions: tuple[Prediction, ...]
     peak_devices: float | None = None  # USL: the size past which throughput falls
-    skipped: str | None = None
+    skipped: Message | None = None  # why it was not fitted
     covariance: tuple[tuple[float, ...], ...] = ()
     residual_variance: float = math.nan
     dof: int = 0
@@ -213,7 +214,7 @@ class ModelFit:
             "r2": _finite(self.r2),
             "aicc": self.aicc,
             "peak_devices": self.peak_devices,
-            "skipped": self.skipped,
+            "skipped": None if self.skipped is None else str(self.skipped),
             "predictions": [p.to_dict() for p in self.predictions],
         }
 
@@ -225,7 +226,12 @@ class Fit:
     points: tuple[Point, ...]
     models: tuple[ModelFit, ...]
     chosen: str
-    warnings: tuple[str, ...]
+    notes: tuple[Message, ...]  # the warnings, each a message in either language
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The notes in English (the JSON's ``warnings``)."""
+        return tuple(str(note) for note in self.notes)
 
     @property
     def best(self) -> ModelFit:
@@ -321,14 +327,19 @@ def fit(
     n = np.array([p.devices for p in data], dtype=np.float64)
     y = np.array([p.throughput for p in data], dtype=np.float64)
     largest = max(distinct)
-    notes: list[str] = []
+    notes: list[Message] = []
     if 1 not in distinct:
-        notes.append("no single-device measurement: efficiencies are relative to the model's own A(1)")
+        notes.append(Message.of("no single-device measurement: efficiencies are relative to the model's own A(1)"))
     far = [s for s in sizes if s > EXTRAPOLATION_FACTOR * largest]
     if far:
         notes.append(
-            f"predicting at {', '.join(map(str, far))} devices, more than {EXTRAPOLATION_FACTOR}× the largest "
-            f"measured ({largest}): treat those numbers as a guess, not a forecast"
+            Message.of(
+                "predicting at %(far)s devices, more than %(factor)s× the largest measured (%(largest)s): "
+                "treat those numbers as a guess, not a forecast",
+                far=", ".join(map(str, far)),
+                factor=EXTRAPOLATION_FACTOR,
+                largest=largest,
+            )
         )
     fits = [_fit_one(MODELS[name], n, y, distinct, sizes, largest, np, optimize, stats) for name in names]
     fitted = [m for m in fits if m.skipped is None]
@@ -339,14 +350,28 @@ def fit(
         chosen = min(ranked, key=lambda m: m.aicc if m.aicc is not None else math.inf)
     else:  # too few points to rank any: the simplest model that fits
         chosen = min(fitted, key=lambda m: (len(m.params), m.rss))
-        notes.append(f"too few measurements ({len(data)}) to rank the models by AICc: showing the simplest")
+        notes.append(
+            Message.of("too few measurements (%(n)s) to rank the models by AICc: showing the simplest", n=len(data))
+        )
     for m in fits:
-        if m.skipped:
-            notes.append(f"{m.name}: {m.skipped}")
+        if m.skipped is not None:
+            notes.append(Message.of("%(model)s: %(reason)s", model=m.name, reason=m.skipped))
         elif m.aicc is None and ranked:
-            notes.append(f"{m.name}: too few measurements ({len(data)}) to rank {len(m.params)} parameters by AICc")
+            notes.append(
+                Message.of(
+                    "%(model)s: too few measurements (%(n)s) to rank %(k)s parameters by AICc",
+                    model=m.name,
+                    n=len(data),
+                    k=len(m.params),
+                )
+            )
     if chosen.peak_devices is not None and any(s > chosen.peak_devices for s in sizes):
-        notes.append(f"past about {chosen.peak_devices:.0f} devices the fitted throughput falls as devices are added")
+        notes.append(
+            Message.of(
+                "past about %(peak)s devices the fitted throughput falls as devices are added",
+                peak=f"{chosen.peak_devices:.0f}",
+            )
+        )
     return Fit(data, tuple(fits), chosen.name, tuple(notes))
 
 
@@ -365,7 +390,7 @@ def _fit_one(
     m = len(y)
     empty = ModelFit(law.name, law.formula, law.source, {}, {}, math.nan, math.nan, None, ())
     if len(distinct) < k:
-        return _skip(empty, f"needs measurements at {k} or more sizes, has {len(distinct)}")
+        return _skip(empty, Message.of("needs measurements at %(k)s or more sizes, has %(n)s", k=k, n=len(distinct)))
     lam0 = float(np.median(y / n))
     p0 = [lam0] + ([0.9] if law.name == "constant" else [1e-3] * (k - 1))
     try:
@@ -376,7 +401,7 @@ def _fit_one(
                 law.fn, n, y, p0=p0, bounds=law.bounds, method="trf", maxfev=20_000, x_scale="jac"
             )
     except (RuntimeError, ValueError) as exc:
-        return _skip(empty, f"did not converge ({exc})")
+        return _skip(empty, Message.of("did not converge (%(reason)s)", reason=str(exc)))
     residuals = y - law.fn(n, *params)
     rss = float(residuals @ residuals)
     tss = float(((y - y.mean()) ** 2).sum())
@@ -410,7 +435,7 @@ def _fit_one(
     return dataclasses.replace(result, predictions=result.predict(sizes))
 
 
-def _skip(empty: ModelFit, reason: str) -> ModelFit:
+def _skip(empty: ModelFit, reason: Message) -> ModelFit:
     return ModelFit(empty.name, empty.formula, empty.source, {}, {}, math.nan, math.nan, None, (), None, reason)
 
 

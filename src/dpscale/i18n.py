@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import gettext
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["LANGUAGES", "Lang", "language_from_env", "language_name", "translation", "validate_lang"]
+__all__ = ["LANGUAGES", "Lang", "Message", "language_from_env", "language_name", "translation", "validate_lang"]
 
 Lang = Literal["fr", "en"]
 LANGUAGES: tuple[Lang, ...] = ("fr", "en")
@@ -50,3 +51,27 @@ def translation(lang: Lang) -> gettext.NullTranslations:
     if lang == "en":  # the messages are written in English: nothing to look up
         return gettext.NullTranslations()
     return gettext.translation(DOMAIN, localedir=LOCALE_DIR, languages=[lang], fallback=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A catalog message and the values it holds, for text the core writes and the edges show.
+
+    ``template`` is a %-template (a literal % written %%) that Babel extracts from the call;
+    ``str()`` gives it in English, :meth:`localized` in the user's language.
+    """
+
+    template: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, template: str, **params: Any) -> Message:
+        return cls(template, tuple(params.items()))
+
+    def __str__(self) -> str:
+        return self.template % dict(self.params)
+
+    def localized(self, lang: Lang) -> str:
+        """The message in ``lang``; a message among the values is localized too."""
+        values = {k: v.localized(lang) if isinstance(v, Message) else v for k, v in self.params}
+        return translation(lang).gettext(self.template) % values

@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dpscale.web.app import app
+from dpscale.web.forms import FIT_EXAMPLE
 from tests.web.test_app import NBSP, NNBSP, text_of
 
 
@@ -382,3 +383,11 @@ def test_field_errors_in_the_language_of_the_page(client: TestClient) -> None:
         "/api/v1/predict", params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 1e6}
     )
     assert api.json()["errors"][0]["message"] == "intra_bandwidth: missing; expected intra_bandwidth or an intra preset"
+
+
+def test_fit_page_warnings_in_the_language_of_the_page(client: TestClient) -> None:
+    query = {"measurements": FIT_EXAMPLE, "at": "512", "model": "auto"}
+    french = unescape(client.get("/fit", params={**query, "lang": "fr"}).text)
+    assert "prédire à 512 appareils, plus de 4× la plus grande taille mesurée (16)" in french
+    english = unescape(client.get("/fit", params={**query, "lang": "en"}).text)
+    assert "predicting at 512 devices, more than 4× the largest measured (16)" in english

@@ -204,8 +204,8 @@ def print_fit(f: Fit, lang: Lang) -> None:
             _("The USL fit peaks at about %(n)s devices: past that, adding devices slows the job down.")
             % {"n": format_number(round(f.peak_devices), lang)}
         )
-    for warning in f.warnings:
-        out.print(_("warning: %(text)s") % {"text": warning})
+    for note in f.notes:
+        out.print(_("warning: %(text)s") % {"text": note.localized(lang)})
 
 
 def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> None:
