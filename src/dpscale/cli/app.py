@@ -126,11 +126,14 @@ def scale(
                 params={"unknown": solution.unknown.replace("_", "-")},
             )
     if solution.scaling.superlinear:
-        print(
-            f"warning: efficiency {solution.scaling.efficiency:.4g} is above 1 (superlinear scaling); "
-            "check the single-device throughput",
-            file=sys.stderr,
+        from dpscale.format import format_percent
+        from dpscale.i18n import translation
+
+        _ = translation(language).gettext
+        warning = _(
+            "warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput"
         )
+        print(warning % {"e": format_percent(solution.scaling.efficiency, language)}, file=sys.stderr)
     if plot is not None:
         from dpscale.charts import save_chart, scaling_chart
 
