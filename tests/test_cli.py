@@ -120,7 +120,10 @@ def test_superlinear_warns(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "scale", "-d", "8", "-v", "100", "-a", "1000", "--json")
     assert code == 0
     assert json.loads(out)["efficiency"] == 1.25
-    assert "superlinear" in err
+    assert err == "warning: efficiency 125% is above 100% (superlinear scaling); check the single-device throughput\n"
+    code, _, err = run(capsys, "scale", "-d", "8", "-v", "100", "-a", "1 000", "--lang", "fr")
+    assert code == 0
+    assert err.startswith(f"attention : un rendement de 125{NBSP}% dépasse 100 % (mise à l'échelle superlinéaire)")
 
 
 @pytest.mark.parametrize(
