@@ -12,7 +12,8 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 __all__ = ["N_", "AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
 
@@ -35,6 +36,8 @@ class InvalidInput(DpscaleError, ValueError):
     in here and, translated, by :meth:`localized` (the French page and ``--lang fr`` show that).
     """
 
+    frame: ClassVar[str] = N_("%(field)s: got %(value)s; expected %(accepted)s")
+
     def __init__(
         self,
         field: str,
@@ -54,10 +57,8 @@ class InvalidInput(DpscaleError, ValueError):
 
     @property
     def message(self) -> str:
-        text = f"{self.field}: got {_show(self.value)}; expected {self.accepted}"
-        if self.hint:
-            text += f" ({self.hint})"
-        return text
+        """The complaint in English: the catalog's messages as written."""
+        return self._text(lambda text: text)
 
     def as_given(self, field: str, value: Any) -> InvalidInput:
         """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
@@ -70,13 +71,12 @@ class InvalidInput(DpscaleError, ValueError):
             return self.message
         from dpscale.i18n import translation, validate_lang
 
-        _ = translation(validate_lang(lang)).gettext
-        accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
-        text = self._frame(_) % {"field": self.field, "value": _show(self.value), "accepted": accepted}
-        return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
+        return self._text(translation(validate_lang(lang)).gettext)
 
-    def _frame(self, _: Any) -> str:
-        return str(_("%(field)s: got %(value)s; expected %(accepted)s"))
+    def _text(self, _: Callable[[str], str]) -> str:
+        accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
+        text = _(self.frame) % {"field": self.field, "value": _show(self.value), "accepted": accepted}
+        return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep field/value/accepted through pickling
         accepted, hint = self.templates
@@ -90,18 +90,12 @@ class AmbiguousInput(InvalidInput):
 class MissingInput(InvalidInput):
     """A required value that was not given; ``value`` is None."""
 
+    frame: ClassVar[str] = N_("%(field)s: missing; expected %(accepted)s")
+
     def __init__(
         self, field: str, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
     ) -> None:
         super().__init__(field, None, accepted, hint=hint, params=params)
-
-    @property
-    def message(self) -> str:
-        text = f"{self.field}: missing; expected {self.accepted}"
-        return f"{text} ({self.hint})" if self.hint else text
-
-    def _frame(self, _: Any) -> str:
-        return str(_("%(field)s: missing; expected %(accepted)s"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         accepted, hint = self.templates
