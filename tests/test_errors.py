@@ -116,3 +116,16 @@ def test_any_text_gives_a_value_or_an_error_in_both_languages(text: str, lang: s
             for shown in (exc.localized("fr"), exc.localized("en"), exc.message):
                 assert shown.startswith("x")
                 assert "%(" not in shown
+
+
+def test_a_place_in_a_file_is_named_in_either_language() -> None:
+    from dpscale.fit import read_points
+
+    err = caught(read_points, "runs.csv", text="devices,throughput\n1,100\n2,abc\n")
+    assert err.field == "runs.csv, line 3, column throughput"
+    assert (
+        err.localized("fr")
+        == "runs.csv, ligne 3, colonne throughput : reçu 'abc' ; attendu un nombre fini supérieur à 0"
+    )
+    back = pickle.loads(pickle.dumps(err))
+    assert back.localized("fr") == err.localized("fr")

@@ -13,7 +13,7 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 __all__ = ["N_", "AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
 
@@ -30,7 +30,8 @@ class DpscaleError(Exception):
 class InvalidInput(DpscaleError, ValueError):
     """A value that dpscale cannot use.
 
-    ``field`` is the name of the input (as the user knows it), ``value`` what was given and
+    ``field`` is the name of the input (as the user knows it; a :class:`dpscale.i18n.Message` where
+    it is a place in words, such as a file's line, kept in English in :attr:`field`), ``value`` what was given and
     ``accepted`` a short description of what would have been accepted, in English. ``accepted``
     and ``hint`` are catalog messages: given ``params`` (even ``{}``) they are %-templates, filled
     in here and, translated, by :meth:`localized` (the French page and ``--lang fr`` show that).
@@ -40,14 +41,15 @@ class InvalidInput(DpscaleError, ValueError):
 
     def __init__(
         self,
-        field: str,
+        field: str | Localizable,
         value: Any,
         accepted: str,
         *,
         hint: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
-        self.field = field
+        self.field = str(field)
+        self.place = field
         self.value = value
         self.params = None if params is None else dict(params)
         self.templates = (accepted, hint)
@@ -58,7 +60,7 @@ class InvalidInput(DpscaleError, ValueError):
     @property
     def message(self) -> str:
         """The complaint in English: the catalog's messages as written."""
-        return self._text(lambda text: text)
+        return self._text(lambda text: text, "en")
 
     def as_given(self, field: str, value: Any) -> InvalidInput:
         """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
@@ -71,16 +73,18 @@ class InvalidInput(DpscaleError, ValueError):
             return self.message
         from dpscale.i18n import translation, validate_lang
 
-        return self._text(translation(validate_lang(lang)).gettext)
+        language = validate_lang(lang)
+        return self._text(translation(language).gettext, language)
 
-    def _text(self, _: Callable[[str], str]) -> str:
+    def _text(self, _: Callable[[str], str], lang: Any) -> str:
         accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
-        text = _(self.frame) % {"field": self.field, "value": _show(self.value), "accepted": accepted}
+        field = self.field if isinstance(self.place, str) else self.place.localized(lang)
+        text = _(self.frame) % {"field": field, "value": _show(self.value), "accepted": accepted}
         return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep field/value/accepted through pickling
         accepted, hint = self.templates
-        return (_rebuild, (type(self), self.field, self.value, accepted, hint, self.params))
+        return (_rebuild, (type(self), self.place, self.value, accepted, hint, self.params))
 
 
 class AmbiguousInput(InvalidInput):
@@ -93,13 +97,13 @@ class MissingInput(InvalidInput):
     frame: ClassVar[str] = N_("%(field)s: missing; expected %(accepted)s")
 
     def __init__(
-        self, field: str, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
+        self, field: str | Localizable, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
     ) -> None:
         super().__init__(field, None, accepted, hint=hint, params=params)
 
     def __reduce__(self) -> tuple[Any, ...]:
         accepted, hint = self.templates
-        return (_rebuild_missing, (self.field, accepted, hint, self.params))
+        return (_rebuild_missing, (self.place, accepted, hint, self.params))
 
 
 class MissingExtra(DpscaleError, ImportError):
@@ -121,16 +125,29 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+class Localizable(Protocol):
+    """Text that can be shown in English (``str()``) or in a language (``localized``)."""
+
+    def localized(self, lang: Any) -> str: ...
+
+
 def _fill(template: str, params: dict[str, Any] | None) -> str:
     # A template given params (even none: {}) is %-formatted, so it writes a literal % as %%.
     return template if params is None else template % params
 
 
 def _rebuild(
-    cls: type[InvalidInput], field: str, value: Any, accepted: str, hint: str | None, params: dict[str, Any] | None
+    cls: type[InvalidInput],
+    field: str | Localizable,
+    value: Any,
+    accepted: str,
+    hint: str | None,
+    params: dict[str, Any] | None,
 ) -> InvalidInput:
     return cls(field, value, accepted, hint=hint, params=params)
 
 
-def _rebuild_missing(field: str, accepted: str, hint: str | None, params: dict[str, Any] | None) -> MissingInput:
+def _rebuild_missing(
+    field: str | Localizable, accepted: str, hint: str | None, params: dict[str, Any] | None
+) -> MissingInput:
     return MissingInput(field, accepted, hint=hint, params=params)

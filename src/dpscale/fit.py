@@ -496,7 +496,14 @@ def _number(
             return _validate.whole(column, value)
         return _validate.positive(column, value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"{name}, line {line}, column {column}", cell, accepted, params=params) from None
+        raise InvalidInput(_where(name, line, column), cell, accepted, params=params) from None
+
+
+def _where(name: str, line: int, column: str | None = None) -> Message:
+    """A place in a measurement file, for an error's field: ``runs.csv, line 3, column devices``."""
+    if column is None:
+        return Message.of("%(file)s, line %(line)s", file=name, line=line)
+    return Message.of("%(file)s, line %(line)s, column %(column)s", file=name, line=line, column=column)
 
 
 def _cell(cell: Any, read: Callable[[str], float] | None) -> float:
@@ -521,7 +528,7 @@ def _read_csv(
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise InvalidInput(
-            f"{name}, line {lines[0][0]}",
+            _where(name, lines[0][0]),
             ",".join(rows[0]),
             N_("each column once (%(columns)s repeated)"),
             params={"columns": ", ".join(duplicates)},
@@ -529,7 +536,7 @@ def _read_csv(
     missing = [c for c in ("devices", "throughput") if c not in header]
     if missing:
         raise InvalidInput(
-            f"{name}, line {lines[0][0]}",
+            _where(name, lines[0][0]),
             ",".join(rows[0]),
             N_("a header with devices and throughput columns (missing %(missing)s; found %(found)s)"),
             params={"missing": ", ".join(missing), "found": ", ".join(header) or "—"},
@@ -539,7 +546,7 @@ def _read_csv(
     for (number, _), row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
             raise InvalidInput(
-                f"{name}, line {number}",
+                _where(name, number),
                 ",".join(row),
                 N_("%(cells)s cells, as in the header"),
                 params={"cells": len(header)},
@@ -562,19 +569,19 @@ def _read_jsonl(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                f"{name}, line {number}",
+                _where(name, number),
                 line[:60],
                 N_("one JSON object per line (%(reason)s)"),
                 params={"reason": exc.msg},
             ) from None
         if not isinstance(record, dict):
-            raise InvalidInput(f"{name}, line {number}", line[:60], "a JSON object with devices and throughput")
+            raise InvalidInput(_where(name, number), line[:60], "a JSON object with devices and throughput")
         if record.get("complete") is False:
             continue
         for key in ("devices", "throughput"):
             if key not in record:
                 raise InvalidInput(
-                    f"{name}, line {number}",
+                    _where(name, number),
                     line[:60],
                     N_("a %(key)s key (found %(found)s)"),
                     params={"key": key, "found": ", ".join(record) or "—"},
