@@ -129,3 +129,11 @@ def test_a_place_in_a_file_is_named_in_either_language() -> None:
     )
     back = pickle.loads(pickle.dumps(err))
     assert back.localized("fr") == err.localized("fr")
+
+
+def test_beside_its_field_the_name_is_left_out() -> None:
+    err = caught(scale, 0, 2000, 0.9)
+    assert err.localized("en", named=False) == "got 0; expected a whole number of at least 1"
+    assert err.localized("fr", named=False) == "reçu 0 ; attendu un nombre entier d'au moins 1"
+    missing = caught(solve, devices=64)
+    assert missing.localized("fr", named=False).startswith("manquant ; attendu trois de devices")

@@ -38,6 +38,7 @@ class InvalidInput(DpscaleError, ValueError):
     """
 
     frame: ClassVar[str] = N_("%(field)s: got %(value)s; expected %(accepted)s")
+    beside: ClassVar[str] = N_("got %(value)s; expected %(accepted)s")  # shown beside its field
 
     def __init__(
         self,
@@ -67,19 +68,23 @@ class InvalidInput(DpscaleError, ValueError):
         accepted, hint = self.templates
         return InvalidInput(field, value, accepted, hint=hint, params=self.params)
 
-    def localized(self, lang: str) -> str:
-        """:attr:`message` in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English."""
-        if lang == "en":
+    def localized(self, lang: str, *, named: bool = True) -> str:
+        """:attr:`message` in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English.
+
+        ``named=False`` leaves the field's name out, for a message shown beside the field itself.
+        """
+        if lang == "en" and named:
             return self.message
         from dpscale.i18n import translation, validate_lang
 
         language = validate_lang(lang)
-        return self._text(translation(language).gettext, language)
+        return self._text(translation(language).gettext, language, named=named)
 
-    def _text(self, _: Callable[[str], str], lang: Any) -> str:
+    def _text(self, _: Callable[[str], str], lang: Any, *, named: bool = True) -> str:
         accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
         field = self.field if isinstance(self.place, str) else self.place.localized(lang)
-        text = _(self.frame) % {"field": field, "value": _show(self.value), "accepted": accepted}
+        frame = self.frame if named else self.beside
+        text = _(frame) % {"field": field, "value": _show(self.value), "accepted": accepted}
         return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep field/value/accepted through pickling
@@ -95,6 +100,7 @@ class MissingInput(InvalidInput):
     """A required value that was not given; ``value`` is None."""
 
     frame: ClassVar[str] = N_("%(field)s: missing; expected %(accepted)s")
+    beside: ClassVar[str] = N_("missing; expected %(accepted)s")
 
     def __init__(
         self, field: str | Localizable, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None

@@ -126,14 +126,17 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         try:
             parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
-            errors[name] = exc.localized(lang)
+            errors[name] = exc.localized(lang, named=exc.field != name)
     result = None
     if not errors:
         try:
             result = calc.compute(parsed)
         except InvalidInput as exc:
             name = calc.aliases.get(exc.field, exc.field)
-            errors[name if name in calc.fields else next(iter(calc.fields))] = exc.localized(lang)
+            if name in calc.fields:  # beside its own field: no need to name it
+                errors[name] = exc.localized(lang, named=False)
+            else:  # a rule across fields: on the first, naming the one at fault
+                errors[next(iter(calc.fields))] = exc.localized(lang)
     return Form(lang, values, errors, result)
 
 
@@ -158,7 +161,7 @@ def _batch(v: dict[str, Any]) -> BatchResult:
     if v["base_learning_rate"] is not None or v["base_batch"] is not None:
         if v["base_learning_rate"] is None or v["base_batch"] is None:
             missing = "base_learning_rate" if v["base_learning_rate"] is None else "base_batch"
-            raise InvalidInput(missing, "", "a value, since the other learning-rate field is filled")
+            raise MissingInput(missing, "a value, since the other learning-rate field is filled")
         lr = batch.scaled_learning_rate(v["base_learning_rate"], v["base_batch"], result.global_batch)
     return BatchResult(result, lr, v["base_learning_rate"], v["base_batch"], batch.growth(result))
 
