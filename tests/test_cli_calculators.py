@@ -312,3 +312,9 @@ def test_plan_overflowing_work_names_epochs(capsys: pytest.CaptureFixture[str]) 
     code, _, err = run(capsys, "plan", "--work", "1e300", "--epochs", "1e300", "-v", "1", "-e", "1", "-d", "1")
     assert code == 2
     assert err.startswith("error: epochs: ")
+
+
+def test_huge_batches_are_written_short(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "batch", "1e9", "1e9", "1e9")
+    assert (code, err) == (0, "")
+    assert "1E27" in out  # 28 digits and more are written in scientific notation, never a traceback

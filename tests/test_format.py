@@ -1,8 +1,18 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dpscale.format import format_number, format_percent, format_speedup
+from dpscale.format import (
+    format_energy,
+    format_milliseconds,
+    format_money,
+    format_number,
+    format_percent,
+    format_points,
+    format_speedup,
+)
 from dpscale.i18n import Lang
 
 NBSP, NNBSP = "\u00a0", "\u202f"
@@ -65,3 +75,28 @@ def test_format_money_and_energy() -> None:
     assert format_money(308.6, "USD", "en") == "$308.60"
     assert format_money(308.6, "EUR", "fr") == "308,60\u00a0€"
     assert format_energy(1234.56, "en") == "1,234.6 kWh"
+
+
+@pytest.mark.parametrize(("x", "lang", "text"), [(1e27, "en", "1E27"), (1.2345e27, "fr", "1,234E27")])
+def test_huge_numbers_are_written_short(x: float, lang: Lang, text: str) -> None:
+    assert format_number(x, lang) == text
+    assert format_number(9.99e24, "en") == "9,990,000,000,000,000,000,000,000"  # below 1E25: every digit
+
+
+@given(
+    st.floats(min_value=0, max_value=1.7e308, allow_nan=False, allow_infinity=False),
+    st.sampled_from(["fr", "en"]),
+)
+def test_every_finite_magnitude_is_written(x: float, lang: Lang) -> None:
+    # Babel formats through decimal, whose default 28 digits once made 1e27 raise InvalidOperation.
+    for text in (
+        format_number(x, lang),
+        format_percent(x, lang),
+        format_speedup(x, lang),
+        format_money(x, "EUR", lang),
+        format_energy(x, lang),
+        format_milliseconds(x, lang),
+        format_points(x, lang),
+    ):
+        assert text
+        assert "nan" not in text.lower()

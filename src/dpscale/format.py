@@ -5,8 +5,11 @@ French ``128 000``, ``57,6 ×``, ``90 %``; English ``128,000``, ``57.6×``, ``90
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from babel import Locale
 from babel.numbers import NumberPattern, format_decimal, format_scientific, parse_pattern
@@ -26,6 +29,26 @@ __all__ = [
 ]
 
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
+_HUGE = 1e25  # from here on a number is shown as 1,2E27: all its digits would say nothing more
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _any_magnitude(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``fn`` with room for every digit of a float (up to 1.8E308 and its decimals).
+
+    Babel formats through decimal, whose default 28 digits cannot hold 1e27 with 3 decimals:
+    it would raise InvalidOperation instead of writing the number.
+    """
+
+    @functools.wraps(fn)
+    def wide(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with decimal.localcontext() as context:
+            context.prec = 400
+            return fn(*args, **kwargs)
+
+    return wide
 
 
 @functools.cache
@@ -50,15 +73,19 @@ def _pattern(x: float, decimals: int) -> NumberPattern:
     return _parsed(_pattern_text(x, decimals))
 
 
+@_any_magnitude
 def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = _MAX_DECIMALS) -> str:
     """``x`` for display (at most ``decimals`` decimals) or, with ``exact``, every digit of its repr."""
     if exact:
         if x and not (1e-6 <= abs(x) < 1e15):  # keep extreme magnitudes short: 1,5E-259
             return format_scientific(x, format="0.#################E0", locale=lang, decimal_quantization=False)
         return format_decimal(x, locale=lang, decimal_quantization=False, group_separator=True)
+    if abs(x) >= _HUGE and math.isfinite(x):
+        return format_scientific(x, format="0.###E0", locale=_locale(lang))
     return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
 
 
+@_any_magnitude
 def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     """0.9 → ``90 %`` (fr) or ``90%`` (en); at most ``decimals`` decimals of a percent."""
     pattern = "#,##0." + "#" * decimals + "%" if decimals else "#,##0%"
@@ -77,6 +104,7 @@ def format_speedup(speedup: float, lang: Lang, *, decimals: int = _MAX_DECIMALS)
 _DURATION_UNITS = (("duration-day", 86_400), ("duration-hour", 3_600), ("duration-minute", 60), ("duration-second", 1))
 
 
+@_any_magnitude
 def format_duration(seconds: float, lang: Lang) -> str:
     """A duration in its two largest units, rounded to the smaller: ``3 days 4 hr``, ``3 j 4 h``.
 
@@ -100,6 +128,7 @@ def format_duration(seconds: float, lang: Lang) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@_any_magnitude
 def format_money(amount: float, currency: str, lang: Lang) -> str:
     """``$308.64`` (en), ``308,64 $US`` (fr): the locale's way of writing an amount."""
     from babel.numbers import format_currency
@@ -107,6 +136,7 @@ def format_money(amount: float, currency: str, lang: Lang) -> str:
     return str(format_currency(amount, currency, locale=_locale(lang)))
 
 
+@_any_magnitude
 def format_energy(kwh: float, lang: Lang) -> str:
     """Kilowatt-hours with the locale's unit symbol: ``1,234 kWh``, ``1 234 kWh``."""
     from babel.units import format_unit
@@ -114,19 +144,23 @@ def format_energy(kwh: float, lang: Lang) -> str:
     return str(format_unit(kwh, "energy-kilowatt-hour", "short", format="#,##0.#", locale=_locale(lang)))
 
 
+@_any_magnitude
 def format_milliseconds(seconds: float, lang: Lang) -> str:
     """A step-sized time in milliseconds, three significant digits: ``284 ms``, ``11.1 ms``, ``0.229 ms``."""
     from babel.units import format_unit
 
-    ms = seconds * 1000
+    ms = decimal.Decimal(seconds) * 1000  # exact: a float could overflow to infinity
     decimals = 0 if ms >= 100 else 1 if ms >= 10 else 2
     return str(
-        format_unit(ms, "duration-millisecond", "short", format=_pattern_text(ms, decimals), locale=_locale(lang))
+        format_unit(
+            ms, "duration-millisecond", "short", format=_pattern_text(float(ms), decimals), locale=_locale(lang)
+        )
     )
 
 
+@_any_magnitude
 def format_points(fraction: float, lang: Lang) -> str:
     """A change of efficiency in percentage points, signed: ``+5.3``, ``−10,2``."""
-    text = format_decimal(abs(fraction) * 100, format=_parsed("0.0"), locale=_locale(lang))
+    text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=_locale(lang))
     sign = "+" if fraction > 0 else "−" if fraction < 0 else "±"
     return f"{sign}{text}"
