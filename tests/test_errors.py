@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
 from dpscale.errors import N_
+from dpscale.fit import fit, read_points
 from dpscale.parse import (
     parse_bandwidth,
     parse_count,
@@ -119,8 +120,6 @@ def test_any_text_gives_a_value_or_an_error_in_both_languages(text: str, lang: s
 
 
 def test_a_place_in_a_file_is_named_in_either_language() -> None:
-    from dpscale.fit import read_points
-
     err = caught(read_points, "runs.csv", text="devices,throughput\n1,100\n2,abc\n")
     assert err.field == "runs.csv, line 3, column throughput"
     assert (
@@ -137,3 +136,18 @@ def test_beside_its_field_the_name_is_left_out() -> None:
     assert err.localized("fr", named=False) == "reçu 0 ; attendu un nombre entier d'au moins 1"
     missing = caught(solve, devices=64)
     assert missing.localized("fr", named=False).startswith("manquant ; attendu trois de devices")
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: parse_device_list("1..1e10", "en"), "devices"),
+        (lambda: fit([(1, 1.0), (2, 2.0)], at=[10**12]), "at"),
+        (lambda: fit([(1, 1.0), (10**12, 2.0)]), "points[1].devices"),
+    ],
+)
+def test_device_counts_stop_at_a_billion(call: object, field: str) -> None:
+    # Past any cluster, and past what a chart's integers hold (at=1e300 once crashed the fit chart).
+    err = caught(call)
+    assert err.field == field
+    assert err.accepted == "a device count from 1 to a billion (10⁹)"

@@ -48,8 +48,10 @@ def test_recovers_usl_and_its_peak(sigma: float, kappa: float, seed: int) -> Non
 @given(e=st.floats(0.5, 1.0), seed=st.integers(0, 10**6))
 def test_recovers_the_seeds_constant_efficiency(e: float, seed: int) -> None:
     f = fit(synthetic("constant", (2000.0, e), 0.005, seed), models=["constant"])
-    assert f.best.params["E"] == pytest.approx(e, abs=0.01)
-    assert f.best.efficiency(64) == pytest.approx(e, abs=0.01)
+    # E rests on the one single-device point (0.5 % noise): within 4 standard errors, not a fixed 1 %.
+    tolerance = 4 * f.best.errors["E"] + 1e-3
+    assert abs(f.best.params["E"] - e) <= tolerance
+    assert abs(f.best.efficiency(64) - e) <= tolerance
 
 
 @pytest.mark.parametrize(("model", "params"), [("gustafson", (500.0, 0.1)), ("comm", (800.0, 0.002, 0.05))])

@@ -10,6 +10,8 @@ from dpscale.errors import N_, InvalidInput
 
 WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # with params={"minimum": ...}
 POSITIVE = N_("a finite number greater than 0")
+MAX_DEVICES = 10**9  # a device count past any cluster: beyond it predictions and charts mean nothing
+DEVICE_COUNT = N_("a device count from 1 to a billion (10⁹)")
 FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")  # with params, even {}
 
 
@@ -27,6 +29,14 @@ def whole(field: str, value: Any, *, minimum: int = 1) -> int:
         number = int(real)
     if number < minimum:
         raise InvalidInput(field, value, WHOLE_NUMBER, params=at_least)
+    return number
+
+
+def device_count(field: str, value: Any) -> int:
+    """A whole number of devices, from 1 to MAX_DEVICES."""
+    number = whole(field, value)
+    if number > MAX_DEVICES:
+        raise InvalidInput(field, value, DEVICE_COUNT)
     return number
 
 

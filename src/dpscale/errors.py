@@ -63,7 +63,7 @@ class InvalidInput(DpscaleError, ValueError):
         """The complaint in English: the catalog's messages as written."""
         return self._text(lambda text: text, "en")
 
-    def as_given(self, field: str, value: Any) -> InvalidInput:
+    def as_given(self, field: str | Localizable, value: Any) -> InvalidInput:
         """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
         accepted, hint = self.templates
         return InvalidInput(field, value, accepted, hint=hint, params=self.params)

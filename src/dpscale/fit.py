@@ -285,7 +285,7 @@ def _points(points: Iterable[Point | tuple[Any, Any] | dict[str, Any]]) -> tuple
             except (TypeError, ValueError):
                 raise InvalidInput(f"points[{i}]", item, "a (devices, throughput) pair") from None
         try:
-            out.append(Point(_validate.whole("devices", d), _validate.positive("throughput", a)))
+            out.append(Point(_validate.device_count("devices", d), _validate.positive("throughput", a)))
         except InvalidInput as exc:
             raise exc.as_given(f"points[{i}].{exc.field}", exc.value) from None
     return tuple(out)
@@ -318,7 +318,7 @@ def fit(
     for name in names:
         if name not in MODELS:
             raise InvalidInput("model", name, N_("auto or one of %(choices)s"), params={"choices": ", ".join(MODELS)})
-    sizes = [_validate.whole("at", n) for n in at]
+    sizes = [_validate.device_count("at", n) for n in at]
     if len(data) < 2:
         raise InvalidInput("points", len(data), "at least two measurements, at two or more cluster sizes")
     distinct = sorted({p.devices for p in data})
@@ -489,13 +489,13 @@ def read_points(
 def _number(
     name: str, line: int, column: str, cell: Any, *, whole: bool, read: Callable[[str], float] | None = None
 ) -> Any:
-    accepted, params = (_validate.WHOLE_NUMBER, {"minimum": 1}) if whole else (_validate.POSITIVE, None)
     try:
         value = _cell(cell, read)
-        if whole:
-            return _validate.whole(column, value)
-        return _validate.positive(column, value)
+        return _validate.device_count(column, value) if whole else _validate.positive(column, value)
+    except InvalidInput as exc:
+        raise exc.as_given(_where(name, line, column), cell) from None
     except (TypeError, ValueError):
+        accepted, params = (_validate.WHOLE_NUMBER, {"minimum": 1}) if whole else (_validate.POSITIVE, None)
         raise InvalidInput(_where(name, line, column), cell, accepted, params=params) from None
 
 

@@ -243,8 +243,8 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
         if ".." in part:
             low_text, _, rest = part.partition("..")
             high_text, _, step_text = rest.partition("+")
-            low = parse_count(low_text, lang, field=field)
-            high = parse_count(high_text, lang, field=field)
+            low = _device_count(low_text, lang, field=field)
+            high = _device_count(high_text, lang, field=field)
             if high < low:
                 raise InvalidInput(field, text, accepted)
             if step_text:
@@ -257,10 +257,18 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
                     n *= 2
                 counts.append(high)
         else:
-            counts.append(parse_count(part, lang, field=field))
+            counts.append(_device_count(part, lang, field=field))
         if len(counts) > MAX_DEVICE_LIST:
             raise InvalidInput(field, text, N_("at most %(most)s device counts"), params={"most": MAX_DEVICE_LIST})
     return sorted(set(counts))
+
+
+def _device_count(text: str, lang: Lang, *, field: str) -> int:
+    number = parse_count(text, lang, field=field)
+    try:
+        return _validate.device_count(field, number)
+    except InvalidInput as exc:
+        raise exc.as_given(field, text) from None
 
 
 def parse_variation(text: str, lang: Lang, *, field: str = "jitter") -> float:

@@ -392,3 +392,12 @@ def test_fit_page_warnings_in_the_language_of_the_page(client: TestClient) -> No
     assert "prédire à 512 appareils, plus de 4× la plus grande taille mesurée (16)" in french
     english = unescape(client.get("/fit", params={**query, "lang": "en"}).text)
     assert "predicting at 512 devices, more than 4× the largest measured (16)" in english
+
+
+def test_fit_chart_refuses_sizes_past_a_billion(client: TestClient) -> None:
+    # at=1e300 once reached the chart renderer as a 301-digit integer and ended in a 500.
+    query = {"measurements": FIT_EXAMPLE, "at": "1e300", "model": "auto", "lang": "en"}
+    r = client.get("/chart/fit.svg", params=query)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["field"] == "at"
+    assert client.get("/chart/fit.svg", params={**query, "at": "1e9"}).status_code == 200
