@@ -30,6 +30,7 @@ __all__ = [
 
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
 _HUGE = 1e25  # from here on a number is shown as 1,2E27: all its digits would say nothing more
+_ROOMY = 1e15  # below this, any value times 1000 with 6 decimals fits decimal's default 28 digits
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -44,6 +45,9 @@ def _any_magnitude(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(fn)
     def wide(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        x = args[0] if args else 0
+        if isinstance(x, int | float) and abs(x) < _ROOMY:  # the usual case: the default context holds it
+            return fn(*args, **kwargs)
         with decimal.localcontext() as context:
             context.prec = 400
             return fn(*args, **kwargs)
