@@ -91,3 +91,17 @@ def test_total_work_is_size_times_epochs_and_stays_finite() -> None:
     assert caught.value.field == "epochs"
     with pytest.raises(InvalidInput, match="epochs"):
         total_work(1e6, 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"watts_per_device": 1e300}, "watts_per_device"),
+        ({"price_per_device_hour": 1e300}, "price_per_device_hour"),
+    ],
+)
+def test_cost_and_energy_that_overflow_are_refused(kwargs: dict[str, float], field: str) -> None:
+    # 1e9 device-hours at 1e300 W would be an infinite energy, and inf is no JSON number.
+    with pytest.raises(InvalidInput) as caught:
+        plan(1e18, 1_000_000, 1, 0.5, **kwargs)
+    assert caught.value.field == field

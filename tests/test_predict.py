@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -182,3 +183,19 @@ def test_bad_input_names_the_field(call: object, field: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         call()  # type: ignore[operator]
     assert caught.value.field == field
+
+
+def test_extreme_inputs_give_a_named_error_or_finite_results() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        predict([8, 2**63], RESNET50_A100, DGX_A100)
+    assert caught.value.field == "devices"
+    w = Workload(2**63, 256, 25.6e6)  # a Python int past numpy's integers is stored as a float
+    assert isinstance(w.per_device_throughput, float)
+    with pytest.raises(InvalidInput, match="per_device_throughput"):
+        predict([10**9], Workload(1e300, 256, 25.6e6), DGX_A100)  # A = n·v·E would be infinite
+    huge = Workload(0.5, 1e307, 1e300, 4.0, 1, 0.5)  # twice 1e307 samples to load overflows: left out
+    found = {lever.name: lever for lever in levers([8, 64], huge, Cluster(Link(1, 1e-6, 0.8)))}
+    assert "batch" not in found
+    assert "accumulation" not in found
+    assert "fp16_gradients" in found
+    assert all(math.isfinite(lever.efficiency) for lever in found.values())

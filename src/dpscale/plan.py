@@ -131,6 +131,10 @@ def plan(
     watts = None if watts_per_device is None else _validate.positive("watts_per_device", watts_per_device)
     result = Plan(w, scale(d, per_device_throughput, e, unit=unit), price, watts, _currency(currency))
     _validate.finite_result("work", work, result.device_hours)
+    if result.cost is not None:
+        _validate.finite_result("price_per_device_hour", price_per_device_hour, result.cost)
+    if result.energy_kwh is not None:
+        _validate.finite_result("watts_per_device", watts_per_device, result.energy_kwh)
     return result
 
 

@@ -65,13 +65,12 @@ class Workload:
     input_throughput: float | None = None
 
     def __post_init__(self) -> None:
-        _validate.positive("per_device_throughput", self.per_device_throughput)
-        _validate.positive("batch", self.batch)
-        _validate.positive("params", self.params)
-        _validate.positive("grad_bytes", self.grad_bytes)
-        _validate.whole("accumulation", self.accumulation)
+        # Stored as validated: floats (an int of 2**63 would overflow numpy's integers) and a whole k.
+        for name in ("per_device_throughput", "batch", "params", "grad_bytes"):
+            object.__setattr__(self, name, _validate.positive(name, getattr(self, name)))
+        object.__setattr__(self, "accumulation", _validate.whole("accumulation", self.accumulation))
         if self.input_throughput is not None:
-            _validate.positive("input_throughput", self.input_throughput)
+            object.__setattr__(self, "input_throughput", _validate.positive("input_throughput", self.input_throughput))
             if self.input_throughput < self.per_device_throughput:
                 raise InvalidInput(
                     "input_throughput",
@@ -187,6 +186,8 @@ def _devices(devices: Any) -> Array:
         raise InvalidInput("devices", devices, "one or more whole numbers of at least 1")
     if not (np.all(np.isfinite(n)) and np.all(n >= 1) and np.all(n == np.floor(n))):
         raise InvalidInput("devices", devices, "whole numbers of at least 1")
+    if not np.all(n <= _validate.MAX_DEVICES):
+        raise InvalidInput("devices", devices, _validate.DEVICE_COUNT)
     return n.astype(np.int64)
 
 
@@ -283,6 +284,7 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
         raise InvalidInput(
             "batch", w.batch, "a batch, throughput and model size whose step times are finite and above 0"
         )
+    _validate.finite_result("per_device_throughput", w.per_device_throughput, float(n.max()) * w.per_device_throughput)
     gradient = w.gradient_bytes
     buckets = max(1, math.ceil(gradient / c.bucket_bytes))
     assumptions = {
@@ -382,6 +384,9 @@ def levers(devices: Any, workload: Workload, cluster: Cluster) -> list[Lever]:
     for name, description, w, c in options:
         if c == cluster and w == workload:
             continue  # already in effect
-        e = float(predict([n], w, c).efficiency[0])
+        try:
+            e = float(predict([n], w, c).efficiency[0])
+        except InvalidInput:  # a what-if past floating point (doubling 1e307 parameters): left out
+            continue
         out.append(Lever(name, description, e, e - base))
     return sorted(out, key=lambda lever: lever.efficiency, reverse=True)
