@@ -116,7 +116,7 @@ def test_any_text_gives_a_value_or_an_error_in_both_languages(text: str, lang: s
         except InvalidInput as exc:
             for shown in (exc.localized("fr"), exc.localized("en"), exc.message):
                 assert shown.startswith("x")
-                assert "%(" not in shown
+                assert "%(" not in shown.replace(repr(text), "")  # no template left unfilled
 
 
 def test_a_place_in_a_file_is_named_in_either_language() -> None:

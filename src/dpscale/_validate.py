@@ -12,6 +12,7 @@ WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # with params={"min
 POSITIVE = N_("a finite number greater than 0")
 MAX_DEVICES = 10**9  # a device count past any cluster: beyond it predictions and charts mean nothing
 DEVICE_COUNT = N_("a device count from 1 to a billion (10⁹)")
+COUNT = N_("a whole number from 1 to a billion (10⁹)")
 FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")  # with params, even {}
 
 
@@ -37,6 +38,14 @@ def device_count(field: str, value: Any) -> int:
     number = whole(field, value)
     if number > MAX_DEVICES:
         raise InvalidInput(field, value, DEVICE_COUNT)
+    return number
+
+
+def count(field: str, value: Any) -> int:
+    """A whole number of things (micro-batches, chunks), from 1 to a billion."""
+    number = whole(field, value)
+    if number > MAX_DEVICES:
+        raise InvalidInput(field, value, COUNT)
     return number
 
 

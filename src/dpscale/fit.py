@@ -285,10 +285,20 @@ def _points(points: Iterable[Point | tuple[Any, Any] | dict[str, Any]]) -> tuple
             except (TypeError, ValueError):
                 raise InvalidInput(f"points[{i}]", item, "a (devices, throughput) pair") from None
         try:
-            out.append(Point(_validate.device_count("devices", d), _validate.positive("throughput", a)))
+            out.append(Point(_validate.device_count("devices", d), _throughput("throughput", a)))
         except InvalidInput as exc:
             raise exc.as_given(f"points[{i}].{exc.field}", exc.value) from None
     return tuple(out)
+
+
+MAX_THROUGHPUT = 1e150  # squared residuals of larger numbers leave floating point
+
+
+def _throughput(field: str, value: Any) -> float:
+    a = _validate.positive(field, value)
+    if a >= MAX_THROUGHPUT:
+        raise InvalidInput(field, value, N_("a finite number greater than 0 and below 1e150"))
+    return a
 
 
 def _scipy() -> tuple[Any, Any, Any]:
@@ -491,7 +501,7 @@ def _number(
 ) -> Any:
     try:
         value = _cell(cell, read)
-        return _validate.device_count(column, value) if whole else _validate.positive(column, value)
+        return _validate.device_count(column, value) if whole else _throughput(column, value)
     except InvalidInput as exc:
         raise exc.as_given(_where(name, line, column), cell) from None
     except (TypeError, ValueError):

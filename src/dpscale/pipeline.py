@@ -137,13 +137,21 @@ def bubble(
     0.2727272727272727
     """
     kind = _schedule(schedule)
-    p = _validate.whole("stages", stages)
-    m = _validate.whole("micro_batches", micro_batches)
-    v = _validate.whole("chunks", chunks)
+    p = _validate.device_count("stages", stages)
+    m = _validate.count("micro_batches", micro_batches)
+    v = _validate.count("chunks", chunks)
     if kind == "interleaved" and m % p:
-        raise InvalidInput("micro_batches", micro_batches, f"a multiple of the {p} stages for the interleaved schedule")
+        raise InvalidInput(
+            "micro_batches",
+            micro_batches,
+            N_("a multiple of the %(stages)s stages for the interleaved schedule"),
+            params={"stages": p},
+        )
     t = None if micro_batch_time is None else _validate.positive("micro_batch_time", micro_batch_time)
-    return Bubble(p, m, kind, v, t)
+    result = Bubble(p, m, kind, v, t)
+    if result.step_time is not None:
+        _validate.finite_result("micro_batch_time", micro_batch_time, result.step_time)
+    return result
 
 
 def micro_batches_for(stages: int, max_bubble: float, *, schedule: Schedule | str = "1f1b", chunks: int = 1) -> Bubble:
@@ -153,8 +161,8 @@ def micro_batches_for(stages: int, max_bubble: float, *, schedule: Schedule | st
     interleaved schedule.
     """
     kind = _schedule(schedule)
-    p = _validate.whole("stages", stages)
-    v = _validate.whole("chunks", chunks)
+    p = _validate.device_count("stages", stages)
+    v = _validate.count("chunks", chunks)
     f = _validate.fraction("max_bubble", max_bubble)
     if f == 1:
         m = 1
@@ -163,6 +171,8 @@ def micro_batches_for(stages: int, max_bubble: float, *, schedule: Schedule | st
         m = max(1, math.ceil(exact))
     if kind == "interleaved":
         m = -(-m // p) * p
+    if m > _validate.MAX_DEVICES:
+        raise InvalidInput("max_bubble", max_bubble, N_("a bubble that a billion micro-batches (10⁹) or fewer reach"))
     return bubble(p, m, schedule=kind, chunks=v)
 
 

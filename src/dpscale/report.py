@@ -205,9 +205,12 @@ def fit_grid(f: Fit, lang: Lang) -> Grid:
     return Grid((_("Model"), _("Parameters (± standard error)"), "R²", "AICc"), tuple(rows), title, emphasis)
 
 
-def html_rows(rows: list[Row], css_class: str) -> str:
-    """A two-column HTML table (label, value), every text escaped."""
-    body = "".join(f"<tr><th>{html.escape(r.label)}</th><td>{html.escape(r.value)}</td></tr>" for r in rows)
+def html_rows(rows: list[Row], css_class: str, *, emphasis: str | None = None) -> str:
+    """A two-column HTML table (label, value), every text escaped; the row keyed ``emphasis`` in bold."""
+    body = "".join(
+        f"<tr><th>{html.escape(r.label)}</th>{_cell(r.value, r.key is not None and r.key == emphasis)}</tr>"
+        for r in rows
+    )
     return f'<table class="{css_class}">{body}</table>'
 
 

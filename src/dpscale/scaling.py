@@ -134,7 +134,7 @@ def scale(
     115200.0
     """
     return Scaling(
-        devices=_validate.whole("devices", devices),
+        devices=_validate.device_count("devices", devices),
         per_device_throughput=_validate.positive("per_device_throughput", per_device_throughput),
         efficiency=_validate.fraction("efficiency", efficiency),
         unit=_unit(unit),
@@ -165,6 +165,12 @@ class Solution:
             return 0.0
         return float(_dec(self.scaling.actual_throughput) - _dec(self.target_throughput))
 
+    def _repr_html_(self) -> str:
+        from dpscale import report
+
+        solved = None if self.unknown == "actual_throughput" else self.unknown
+        return report.html_rows(report.scaling_rows(self.scaling, "en"), "dpscale-solution", emphasis=solved)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.scaling.to_dict(),
@@ -185,12 +191,13 @@ def efficiency_from(
 
     An E above 1 is returned as measured and flagged (``scaling.superlinear``), never clipped.
     """
-    d = _validate.whole("devices", devices)
+    d = _validate.device_count("devices", devices)
     v = _validate.positive("per_device_throughput", per_device_throughput)
     a = _validate.positive("actual_throughput", actual_throughput)
     e = _validate.finite_result("actual_throughput", a, float(_div(a, d, v)))
     if e <= 0:
         raise InvalidInput("actual_throughput", a, "a throughput large enough to give an efficiency above 0")
+    _validate.finite_result("actual_throughput", a, d * e)  # the speedup S = d·E of a wildly superlinear E
     return Solution("efficiency", Scaling(d, v, e, _unit(unit)), target_throughput=a)
 
 
@@ -209,6 +216,10 @@ def devices_for(
     v = _validate.positive("per_device_throughput", per_device_throughput)
     e = _validate.fraction("efficiency", efficiency)
     d = math.ceil(_div(a, v, e))
+    if d > _validate.MAX_DEVICES:
+        raise InvalidInput(
+            "target_throughput", target_throughput, N_("a target that a billion devices (10⁹) or fewer reach")
+        )
     return Solution("devices", Scaling(max(d, 1), v, e, _unit(unit)), target_throughput=a)
 
 
@@ -220,7 +231,7 @@ def per_device_for(
     unit: str = DEFAULT_UNIT,
 ) -> Solution:
     """v = A / (d·E): the per-device throughput each device must reach for the target."""
-    d = _validate.whole("devices", devices)
+    d = _validate.device_count("devices", devices)
     e = _validate.fraction("efficiency", efficiency)
     a = _validate.positive("target_throughput", target_throughput)
     v = float(_div(a, d, e))
