@@ -25,7 +25,10 @@ def synthetic(model: str, params: tuple[float, ...], noise: float, seed: int) ->
     return list(zip(SIZES.tolist(), (clean * (1 + rng.normal(0, noise, SIZES.size))).tolist(), strict=True))
 
 
-@settings(max_examples=25, deadline=None)
+# STATISTICAL: these draw noisy data and check the fit within a few standard errors. Left free,
+# Hypothesis hunts the noise seed for a tail beyond them and fails a run now and then; derandomized,
+# every run checks the same broad set of examples.
+@settings(max_examples=25, deadline=None, derandomize=True)  # see STATISTICAL below
 @given(sigma=st.floats(0.001, 0.1), lam=st.floats(10, 1e4), seed=st.integers(0, 10**6))
 def test_recovers_amdahl(sigma: float, lam: float, seed: int) -> None:
     f = fit(synthetic("amdahl", (lam, sigma), 0.005, seed), models=["amdahl"])
@@ -34,7 +37,7 @@ def test_recovers_amdahl(sigma: float, lam: float, seed: int) -> None:
     assert abs(m.params["sigma"] - sigma) <= 4 * m.errors["sigma"] + 1e-4
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)  # see STATISTICAL below
 @given(sigma=st.floats(0.0, 0.05), kappa=st.floats(1e-4, 2e-3), seed=st.integers(0, 10**6))
 def test_recovers_usl_and_its_peak(sigma: float, kappa: float, seed: int) -> None:
     f = fit(synthetic("usl", (1000.0, sigma, kappa), 0.005, seed), models=["usl"])
@@ -44,7 +47,7 @@ def test_recovers_usl_and_its_peak(sigma: float, kappa: float, seed: int) -> Non
     assert m.peak_devices == pytest.approx(true_peak, rel=0.25)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15, deadline=None, derandomize=True)  # see STATISTICAL below
 @given(e=st.floats(0.5, 1.0), seed=st.integers(0, 10**6))
 def test_recovers_the_seeds_constant_efficiency(e: float, seed: int) -> None:
     f = fit(synthetic("constant", (2000.0, e), 0.005, seed), models=["constant"])
