@@ -228,6 +228,7 @@ def parse_scaled_count(text: str, lang: Lang, *, field: str) -> float:
 
 
 MAX_DEVICE_LIST = 4096
+TOO_MANY = N_("at most %(most)s device counts")
 
 
 def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[int]:
@@ -249,7 +250,10 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
                 raise InvalidInput(field, text, accepted)
             if step_text:
                 step = parse_count(step_text, lang, field=field)
-                counts.extend(range(low, high + 1, step))
+                stepped = range(low, high + 1, step)
+                if len(counts) + len(stepped) > MAX_DEVICE_LIST:  # refused before a billion ints are made
+                    raise InvalidInput(field, text, TOO_MANY, params={"most": MAX_DEVICE_LIST})
+                counts.extend(stepped)
             else:
                 n = low
                 while n < high:
@@ -259,7 +263,7 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
         else:
             counts.append(_device_count(part, lang, field=field))
         if len(counts) > MAX_DEVICE_LIST:
-            raise InvalidInput(field, text, N_("at most %(most)s device counts"), params={"most": MAX_DEVICE_LIST})
+            raise InvalidInput(field, text, TOO_MANY, params={"most": MAX_DEVICE_LIST})
     return sorted(set(counts))
 
 
