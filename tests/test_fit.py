@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dpscale import InvalidInput
 from dpscale.fit import MODELS, fit, read_points
-from dpscale.parse import parse_decimal
+from dpscale.parse import number_reader
 
 DLPERF = Path(__file__).parent / "data" / "dlperf_resnet50_v100.csv"
 SIZES = np.array([1, 2, 4, 8, 16, 32, 64] * 3)
@@ -150,13 +150,13 @@ def test_reads_numbers_as_a_spreadsheet_in_the_users_language_writes_them() -> N
     french = "devices;throughput\n1;367,29\n4;1 449,48\n8;2887.65\n"  # a French spreadsheet's copy
     with pytest.raises(InvalidInput, match="line 2, column throughput"):
         read_points("runs.csv", text=french)  # plain: Python's numbers only
-    points = read_points("runs.csv", text=french, read_number=lambda cell: float(parse_decimal(cell, "fr", field="x")))
+    points = read_points("runs.csv", text=french, read_number=number_reader("fr"))
     assert [(p.devices, p.throughput) for p in points] == [(1, 367.29), (4, 1449.48), (8, 2887.65)]
     with pytest.raises(InvalidInput, match="line 3, column devices"):
         read_points(
             "r.csv",
             text="devices;throughput\n1;2\n4,5;3",
-            read_number=lambda c: float(parse_decimal(c, "fr", field="x")),
+            read_number=number_reader("fr"),
         )
 
 

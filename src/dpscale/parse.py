@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -22,6 +23,7 @@ from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang
 
 __all__ = [
+    "number_reader",
     "parse_bandwidth",
     "parse_bytes",
     "parse_count",
@@ -65,6 +67,12 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     if not number.is_finite():
         raise InvalidInput(field, text, accepted)
     return number
+
+
+def number_reader(lang: Lang) -> Callable[[str], float]:
+    """Numbers as people write them in ``lang`` (``367,29``, ``1 449,48`` in French), for the cells of
+    a measurement file (:func:`dpscale.fit.read_points`' ``read_number``)."""
+    return lambda cell: float(parse_decimal(cell, lang, field="cell"))
 
 
 def parse_number(text: str, lang: Lang, *, field: str) -> float:

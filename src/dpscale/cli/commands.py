@@ -17,7 +17,7 @@ from dpscale._validate import WHOLE_NUMBER
 from dpscale.cli.app import JsonOption, LangOption, _emit_json, _lang, _save, app
 from dpscale.errors import N_, InvalidInput, MissingExtra, MissingInput
 from dpscale.i18n import Lang
-from dpscale.parse import parse_count, parse_efficiency, parse_number
+from dpscale.parse import number_reader, parse_count, parse_efficiency, parse_number
 
 
 def _count(text: str | None, lang: Lang, field: str) -> int | None:
@@ -26,13 +26,6 @@ def _count(text: str | None, lang: Lang, field: str) -> int | None:
 
 def _number(text: str | None, lang: Lang, field: str) -> float | None:
     return None if text is None else parse_number(text, lang, field=field)
-
-
-def _number_reader(lang: Lang) -> Callable[[str], float]:
-    """Numbers in measurement files as people write them in ``lang`` (``367,29`` in French), for fit."""
-    from dpscale.parse import parse_decimal
-
-    return lambda cell: float(parse_decimal(cell, lang, field="cell"))
 
 
 @app.command()
@@ -205,7 +198,7 @@ def plan(
     if fitted is not None:
         from dpscale import fit as fitting
 
-        best = fitting.fit(fitting.read_points(fitted, read_number=_number_reader(language))).best
+        best = fitting.fit(fitting.read_points(fitted, read_number=number_reader(language))).best
         e = best.efficiency
         v = parse_number(per_device, language, field="per_device_throughput") if per_device else best.throughput(1)
     else:
@@ -386,7 +379,7 @@ def fit(
     from dpscale.parse import parse_device_list
 
     language = _lang(lang)
-    points = core.read_points(measurements, read_number=_number_reader(language))
+    points = core.read_points(measurements, read_number=number_reader(language))
     sizes = parse_device_list(at, language, field="at") if at is not None else []
     wanted = None if model.strip().lower() == "auto" else [m.strip().lower() for m in model.split(",")]
     result = core.fit(points, models=wanted, at=sizes)

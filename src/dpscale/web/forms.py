@@ -19,6 +19,7 @@ from dpscale.errors import InvalidInput, MissingInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.parse import (
+    number_reader,
     parse_bandwidth,
     parse_count,
     parse_device_list,
@@ -232,9 +233,8 @@ def _predict(v: dict[str, Any]) -> PredictResult:
 
 def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     from dpscale.fit import read_points
-    from dpscale.parse import parse_decimal
 
-    return read_points(field, text=text, read_number=lambda cell: float(parse_decimal(cell, lang, field=field)))
+    return read_points(field, text=text, read_number=number_reader(lang))
 
 
 def _model(text: str, lang: Lang, *, field: str) -> str:
