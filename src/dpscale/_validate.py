@@ -33,20 +33,17 @@ def whole(field: str, value: Any, *, minimum: int = 1) -> int:
     return number
 
 
-def device_count(field: str, value: Any) -> int:
-    """A whole number of devices, from 1 to MAX_DEVICES."""
-    number = whole(field, value)
-    if number > MAX_DEVICES:
-        raise InvalidInput(field, value, DEVICE_COUNT)
-    return number
-
-
-def count(field: str, value: Any) -> int:
+def count(field: str, value: Any, *, accepted: str = COUNT) -> int:
     """A whole number of things (micro-batches, chunks), from 1 to a billion."""
     number = whole(field, value)
     if number > MAX_DEVICES:
-        raise InvalidInput(field, value, COUNT)
+        raise InvalidInput(field, value, accepted)
     return number
+
+
+def device_count(field: str, value: Any) -> int:
+    """A whole number of devices, from 1 to a billion (MAX_DEVICES)."""
+    return count(field, value, accepted=DEVICE_COUNT)
 
 
 def positive(field: str, value: Any) -> float:
