@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpscale._validate import FRACTION, POSITIVE, WHOLE_NUMBER
-from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.errors import N_, InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,7 +74,9 @@ def sweep(devices: Any, per_device_throughput: Any, efficiency: Any) -> Sweep:
         except ValueError as exc:
             raise InvalidInput("shape", f"{d.shape}, {v.shape}, {e.shape}", "arrays that broadcast together") from exc
         if actual.size and not actual.max() < np.inf:
-            _first_bad("per_device_throughput", actual, ~np.isfinite(actual), "values whose product stays finite", np)
+            _first_bad(
+                "per_device_throughput", actual, ~np.isfinite(actual), N_("values whose product stays finite"), np
+            )
     return Sweep(d, v, e, actual)
 
 
@@ -115,13 +117,13 @@ def _blocked_product(d: Any, v: Any, e: Any, np: Any) -> Any:
 def _check_ranges(d: Any, v: Any, e: Any, np: Any) -> None:
     # min/max reductions: NaN propagates through them and fails every comparison.
     if d.size and not (d.min() >= 1 and (d.dtype.kind != "f" or d.max() < np.inf)):
-        _first_bad("devices", d, ~((d >= 1) & np.isfinite(d)), WHOLE_NUMBER % {"minimum": 1}, np)
+        _first_bad("devices", d, ~((d >= 1) & np.isfinite(d)), WHOLE_NUMBER, np, minimum=1)
     if d.size and d.dtype.kind == "f" and not np.array_equal(d, np.floor(d)):
-        _first_bad("devices", d, d != np.floor(d), WHOLE_NUMBER % {"minimum": 1}, np)
+        _first_bad("devices", d, d != np.floor(d), WHOLE_NUMBER, np, minimum=1)
     if v.size and not (v.min() > 0 and v.max() < np.inf):
         _first_bad("per_device_throughput", v, ~((v > 0) & np.isfinite(v)), POSITIVE, np)
     if e.size and not (e.min() > 0 and e.max() <= 1):
-        _first_bad("efficiency", e, ~((e > 0) & (e <= 1)), FRACTION % {}, np)
+        _first_bad("efficiency", e, ~((e > 0) & (e <= 1)), FRACTION, np)
 
 
 def _full(array: Array, shape: tuple[int, ...]) -> Array:
@@ -137,7 +139,7 @@ def _as_array(field: str, value: Any, np: Any) -> Any:
     return array
 
 
-def _first_bad(field: str, array: Any, bad: Any, accepted: str, np: Any) -> None:
+def _first_bad(field: str, array: Any, bad: Any, accepted: str, np: Any, **params: Any) -> None:
     index = tuple(int(i) for i in np.argwhere(bad)[0])
     where = index[0] if len(index) == 1 else index
-    raise InvalidInput(f"{field}[{where}]", array[index].item(), accepted)
+    raise InvalidInput(f"{field}[{where}]", array[index].item(), accepted, params=params)

@@ -8,12 +8,12 @@ from typing import Any
 
 from dpscale.errors import N_, InvalidInput
 
-WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # with params={"minimum": ...}
+WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # params={"minimum": ...}
 POSITIVE = N_("a finite number greater than 0")
 MAX_DEVICES = 10**9  # a device count past any cluster: beyond it predictions and charts mean nothing
 DEVICE_COUNT = N_("a device count from 1 to a billion (10⁹)")
 COUNT = N_("a whole number from 1 to a billion (10⁹)")
-FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")  # with params, even {}
+FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")
 
 
 def whole(field: str, value: Any, *, minimum: int = 1) -> int:
@@ -59,14 +59,14 @@ def positive(field: str, value: Any) -> float:
 def fraction(field: str, value: Any) -> float:
     """A number in (0, 1]: an efficiency, a share of time."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInput(field, value, FRACTION, params={})
+        raise InvalidInput(field, value, FRACTION)
     real = float(value)
     if not (0 < real <= 1):  # also false for NaN
         if 1 < real <= 100:
             raise InvalidInput(
                 field, value, FRACTION, hint=N_("did you mean %(fraction)s?"), params={"fraction": f"{real / 100:g}"}
             )
-        raise InvalidInput(field, value, FRACTION, params={})
+        raise InvalidInput(field, value, FRACTION)
     return real
 
 

@@ -12,8 +12,9 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
+
+from dpscale.i18n import Message, translation, validate_lang
 
 __all__ = ["N_", "AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
 
@@ -30,11 +31,11 @@ class DpscaleError(Exception):
 class InvalidInput(DpscaleError, ValueError):
     """A value that dpscale cannot use.
 
-    ``field`` is the name of the input (as the user knows it; a :class:`dpscale.i18n.Message` where
-    it is a place in words, such as a file's line, kept in English in :attr:`field`), ``value`` what was given and
-    ``accepted`` a short description of what would have been accepted, in English. ``accepted``
-    and ``hint`` are catalog messages: given ``params`` (even ``{}``) they are %-templates, filled
-    in here and, translated, by :meth:`localized` (the French page and ``--lang fr`` show that).
+    ``field`` is the name of the input (as the user knows it; a :class:`~dpscale.i18n.Message`
+    where it is a place in words, such as a file's line), ``value`` what was given and
+    ``accepted`` a short description of what would have been accepted. ``accepted`` and ``hint``
+    are catalog messages, %-templates filled with ``params`` (a literal % is written %%): the
+    exception reads in English, and :meth:`localized` in the user's language.
     """
 
     frame: ClassVar[str] = N_("%(field)s: got %(value)s; expected %(accepted)s")
@@ -42,54 +43,59 @@ class InvalidInput(DpscaleError, ValueError):
 
     def __init__(
         self,
-        field: str | Localizable,
+        field: str | Message,
         value: Any,
         accepted: str,
         *,
         hint: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
-        self.field = str(field)
+        values = tuple((params or {}).items())
         self.place = field
         self.value = value
-        self.params = None if params is None else dict(params)
-        self.templates = (accepted, hint)
-        self.accepted = _fill(accepted, self.params)
-        self.hint = None if hint is None else _fill(hint, self.params)
+        self.expected = Message(accepted, values)
+        self.advice = None if hint is None else Message(hint, values)
         super().__init__(self.message)
 
     @property
-    def message(self) -> str:
-        """The complaint in English: the catalog's messages as written."""
-        return self._text(lambda text: text, "en")
+    def field(self) -> str:
+        return str(self.place)
 
-    def as_given(self, field: str | Localizable, value: Any) -> InvalidInput:
+    @property
+    def accepted(self) -> str:
+        return str(self.expected)
+
+    @property
+    def hint(self) -> str | None:
+        return None if self.advice is None else str(self.advice)
+
+    @property
+    def message(self) -> str:
+        return self.localized("en")
+
+    def as_given(self, field: str | Message, value: Any) -> InvalidInput:
         """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
-        accepted, hint = self.templates
-        return InvalidInput(field, value, accepted, hint=hint, params=self.params)
+        return _rebuild(InvalidInput, field, value, self.expected, self.advice)
 
     def localized(self, lang: str, *, named: bool = True) -> str:
-        """:attr:`message` in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English.
+        """The complaint in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English.
 
         ``named=False`` leaves the field's name out, for a message shown beside the field itself.
         """
-        if lang == "en" and named:
-            return self.message
-        from dpscale.i18n import translation, validate_lang
-
         language = validate_lang(lang)
-        return self._text(translation(language).gettext, language, named=named)
+        _ = translation(language).gettext
+        values = {
+            "field": self.place.localized(language) if isinstance(self.place, Message) else self.place,
+            "value": _show(self.value),
+            "accepted": self.expected.localized(language),
+        }
+        text = _(self.frame if named else self.beside) % values
+        if self.advice is None:
+            return text
+        return _("%(message)s (%(hint)s)") % {"message": text, "hint": self.advice.localized(language)}
 
-    def _text(self, _: Callable[[str], str], lang: Any, *, named: bool = True) -> str:
-        accepted, hint = (None if t is None else _fill(_(t), self.params) for t in self.templates)
-        field = self.field if isinstance(self.place, str) else self.place.localized(lang)
-        frame = self.frame if named else self.beside
-        text = _(frame) % {"field": field, "value": _show(self.value), "accepted": accepted}
-        return _("%(message)s (%(hint)s)") % {"message": text, "hint": hint} if hint else text
-
-    def __reduce__(self) -> tuple[Any, ...]:  # keep field/value/accepted through pickling
-        accepted, hint = self.templates
-        return (_rebuild, (type(self), self.place, self.value, accepted, hint, self.params))
+    def __reduce__(self) -> tuple[Any, ...]:  # the same error, subclass and all, through pickling
+        return (_rebuild, (type(self), self.place, self.value, self.expected, self.advice))
 
 
 class AmbiguousInput(InvalidInput):
@@ -103,13 +109,9 @@ class MissingInput(InvalidInput):
     beside: ClassVar[str] = N_("missing; expected %(accepted)s")
 
     def __init__(
-        self, field: str | Localizable, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
+        self, field: str | Message, accepted: str, *, hint: str | None = None, params: dict[str, Any] | None = None
     ) -> None:
         super().__init__(field, None, accepted, hint=hint, params=params)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        accepted, hint = self.templates
-        return (_rebuild_missing, (self.place, accepted, hint, self.params))
 
 
 class MissingExtra(DpscaleError, ImportError):
@@ -131,29 +133,10 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-class Localizable(Protocol):
-    """Text that can be shown in English (``str()``) or in a language (``localized``)."""
-
-    def localized(self, lang: Any) -> str: ...
-
-
-def _fill(template: str, params: dict[str, Any] | None) -> str:
-    # A template given params (even none: {}) is %-formatted, so it writes a literal % as %%.
-    return template if params is None else template % params
-
-
 def _rebuild(
-    cls: type[InvalidInput],
-    field: str | Localizable,
-    value: Any,
-    accepted: str,
-    hint: str | None,
-    params: dict[str, Any] | None,
+    cls: type[InvalidInput], place: str | Message, value: Any, expected: Message, advice: Message | None
 ) -> InvalidInput:
-    return cls(field, value, accepted, hint=hint, params=params)
-
-
-def _rebuild_missing(
-    field: str | Localizable, accepted: str, hint: str | None, params: dict[str, Any] | None
-) -> MissingInput:
-    return MissingInput(field, accepted, hint=hint, params=params)
+    err = cls.__new__(cls)
+    err.place, err.value, err.expected, err.advice = place, value, expected, advice
+    Exception.__init__(err, err.message)
+    return err

@@ -121,7 +121,7 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> flo
     else:
         fraction = number
     if not (0 < fraction <= 1):
-        raise InvalidInput(field, text, accepted, params={})
+        raise InvalidInput(field, text, accepted)
     return float(fraction)
 
 

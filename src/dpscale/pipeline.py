@@ -204,7 +204,12 @@ def schedule(stages: int, micro_batches: int, kind: Schedule | str = "1f1b") -> 
     p = _validate.whole("stages", stages)
     m = _validate.whole("micro_batches", micro_batches)
     if p * m > MAX_DRAWN:
-        raise InvalidInput("stages", f"{p} stages × {m} micro-batches", f"at most {MAX_DRAWN} blocks to draw")
+        raise InvalidInput(
+            "stages",
+            f"{p} stages × {m} micro-batches",
+            N_("at most %(most)s blocks to draw"),
+            params={"most": MAX_DRAWN},
+        )
     orders: list[list[tuple[str, int]]] = []
     for s in range(p):
         if sched == "gpipe":

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpscale._validate import WHOLE_NUMBER
 from dpscale.errors import N_, InvalidInput, RunFailed
 from dpscale.measure import records
 
@@ -237,10 +238,13 @@ def measure(
         ("batch", batch, 1),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InvalidInput(name, value, f"a whole number of at least {least}")
+            raise InvalidInput(name, value, WHOLE_NUMBER, params={"minimum": least})
     if not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
         raise InvalidInput(
-            "params", params, f"from 1k to {MAX_PARAMS:.0e} (every rank holds the model and its gradients)"
+            "params",
+            params,
+            N_("from 1k to %(most)s (every rank holds the model and its gradients)"),
+            params={"most": f"{MAX_PARAMS:.0e}"},
         )
     if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
         raise InvalidInput("nproc", list(sizes), "one or more rank counts of at least 1")
@@ -370,7 +374,9 @@ def probe(
     """
     c = cluster or Cluster(nproc_per_node=2)
     if not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
-        raise InvalidInput("max_bytes", max_bytes, f"from 8 bytes to {MAX_PROBE_BYTES // 2**20} MiB")
+        raise InvalidInput(
+            "max_bytes", max_bytes, N_("from 8 bytes to %(most)s MiB"), params={"most": MAX_PROBE_BYTES // 2**20}
+        )
     if c.world_size < 2:
         raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
     data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])

@@ -108,7 +108,7 @@ class Cluster:
             )
         _validate.positive("bucket", self.bucket_bytes)
         if not (0 <= self.jitter < 1):
-            raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %)")
+            raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")
 
 
 @dataclass(frozen=True)
