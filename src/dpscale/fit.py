@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["MODELS", "Fit", "ModelFit", "Point", "Prediction", "fit", "read_points"]
 
 EXTRAPOLATION_FACTOR = 4  # predicting past 4× the largest measured size earns a warning
+MAX_FITTED_THROUGHPUT = 1e150  # squared residuals of larger throughputs leave floating point
 PEAK_REACH = 16  # a USL peak further than 16× the largest measured size is not reported
 
 
@@ -291,12 +292,9 @@ def _points(points: Iterable[Point | tuple[Any, Any] | dict[str, Any]]) -> tuple
     return tuple(out)
 
 
-MAX_THROUGHPUT = 1e150  # squared residuals of larger numbers leave floating point
-
-
 def _throughput(field: str, value: Any) -> float:
     a = _validate.positive(field, value)
-    if a >= MAX_THROUGHPUT:
+    if a >= MAX_FITTED_THROUGHPUT:
         raise InvalidInput(field, value, N_("a finite number greater than 0 and below 1e150"))
     return a
 

@@ -37,6 +37,9 @@ def _console() -> Console:
     return Console(highlight=False, emoji=False, markup=False)
 
 
+_UNBOUNDED = 10_000  # columns: wider than any table here
+
+
 def _print_table(out: Console, table: Table) -> None:
     """Print ``table`` whole.
 
@@ -55,9 +58,6 @@ def _print_table(out: Console, table: Table) -> None:
                 out.width = width
             return
     out.print(table)
-
-
-_UNBOUNDED = 10_000  # columns: wider than any table here
 
 
 def print_scaling(solution: Solution, lang: Lang, console: Console | None = None) -> None:
