@@ -96,6 +96,8 @@ def test_cli_speaks_the_language_of_lang(capsys: pytest.CaptureFixture[str]) -> 
     assert err.startswith("error: efficiency : reçu '90' ; attendu un pourcentage")
     code, _, err = run(capsys, "scale", "64", "2000", "90", "--lang=en")
     assert err.startswith("error: efficiency: got '90'; expected a percentage")
+    code, _, err = run(capsys, "scale", "0", "2000", "0,9", "--lang", "fr_FR")  # as --lang reads it
+    assert err == "error: devices : reçu '0' ; attendu un nombre entier d'au moins 1\n"
 
 
 def test_cli_takes_the_language_of_the_locale(

@@ -70,12 +70,16 @@ def _main(args: list[str]) -> None:
 
 def _language(args: list[str]) -> str:
     """The language of the command's --lang (a valid one), else of the environment's locale."""
-    from dpscale.i18n import LANGUAGES, language_from_env
+    from dpscale.errors import InvalidInput
+    from dpscale.i18n import language_from_env, validate_lang
 
     for i, arg in enumerate(args):
-        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else arg.partition("=")[2]
-        if (arg == "--lang" or arg.startswith("--lang=")) and value in LANGUAGES:
-            return value
+        if arg == "--lang" or arg.startswith("--lang="):
+            value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else arg.partition("=")[2]
+            try:
+                return validate_lang(value)  # fr_FR and en-GB as --lang itself reads them
+            except InvalidInput:
+                break
     return language_from_env()
 
 
