@@ -248,3 +248,26 @@ def test_serve_rejects_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "serve", "--port", "70000")
     assert code == 2
     assert "port" in err
+
+
+def test_tiny_and_huge_figures_are_written_short(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "scale", "64", "1e-320", "90%")
+    assert code == 0
+    assert "5.76E-319 samples/s" in out  # not "0 samples/s" beside a 57.6× speedup
+    code, out, _ = run(
+        capsys,
+        "predict",
+        "--devices",
+        "1,8",
+        "--per-device",
+        "938",
+        "--batch",
+        "256",
+        "--params",
+        "1e300",
+        "--intra",
+        "nvlink3",
+    )
+    assert code == 0
+    assert "E29" in out  # a step time of 10²⁹⁰ ms written in a few characters
+    assert max(len(line) for line in out.splitlines()) < 200

@@ -153,3 +153,21 @@ def test_device_counts_stop_at_a_billion(call: object, field: str) -> None:
     err = caught(call)
     assert err.field == field
     assert err.accepted == "a device count from 1 to a billion (10⁹)"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("x" * 4_000_000, "'" + "x" * 58 + "…"),
+        (10**5000, "a 5001-digit integer"),
+        (-(10**5000), "-a 5001-digit integer"),
+        (list(range(10**5)), "list of 100000 items"),
+        ([1, 2], "[1, 2]"),
+        (1.5, "1.5"),
+    ],
+    ids=["4 MB of text", "5000 digits", "negative", "long list", "short list", "number"],
+)
+def test_an_error_echoes_its_value_cut_short(value: object, shown: str) -> None:
+    err = InvalidInput("field", value, "something else")
+    assert err.message == f"field: got {shown}; expected something else"
+    assert len(err.localized("fr")) < 120

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale.format import (
+    format_duration,
     format_energy,
     format_milliseconds,
     format_money,
@@ -100,3 +103,19 @@ def test_every_finite_magnitude_is_written(x: float, lang: Lang) -> None:
     ):
         assert text
         assert "nan" not in text.lower()
+
+
+@pytest.mark.parametrize(
+    ("call", "text"),
+    [
+        (lambda: format_number(1e-320, "en"), "1E-320"),
+        (lambda: format_number(5.76e-318, "fr"), "5,76E-318"),
+        (lambda: format_milliseconds(1e300, "en"), "1E303 ms"),
+        (lambda: format_milliseconds(1e-320, "en"), "1E-317 ms"),
+        (lambda: format_milliseconds(0.000123, "fr"), f"0,123{NNBSP}ms"),
+        (lambda: format_duration(1e300, "en"), "1.16E295 days"),
+        (lambda: format_duration(1e-320, "en"), "1E-320 sec"),
+    ],
+)
+def test_tiny_and_huge_times_are_written_short(call: Callable[[], str], text: str) -> None:
+    assert call() == text  # never "0" for a value above 0, never 300 digits

@@ -94,6 +94,28 @@ def test_terms_add_up_and_name_the_bottleneck() -> None:
     assert "input pipeline" in p.assumptions["not_modelled"]
 
 
+def test_to_dict_computes_each_column_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Linear in the number of device counts: 4 000 rows must not recompute every column for every row.
+    from dpscale.predict.model import Prediction
+
+    p = predict(list(range(1, 4001)), RESNET50_A100, DGX_A100)
+    calls = {"bottleneck": 0, "efficiency": 0}
+    for name in calls:
+        original = getattr(Prediction, name)
+
+        def counted(self: Prediction, _name: str = name, _original: property = original) -> object:
+            calls[_name] += 1
+            return _original.fget(self)  # type: ignore[misc]
+
+        monkeypatch.setattr(Prediction, name, property(counted))
+    rows = p.to_dict()["predictions"]
+    assert len(rows) == 4000
+    assert calls["bottleneck"] == 1
+    assert calls["efficiency"] <= 3  # itself, and inside A and S
+    assert rows[-1]["efficiency"] == float(p.efficiency[-1])
+    assert rows[-1]["bottleneck"] == p.bottleneck[-1]
+
+
 def test_a_shared_input_pipeline_slows_a_full_node() -> None:
     # ResNet-50 at 938 images/s per GPU; the node's loader decodes 6 000 images/s for its 8 GPUs.
     w = replace(RESNET50_A100, input_throughput=6000)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import dpscale
 from dpscale import InvalidInput, MissingInput, devices_for, efficiency_from, per_device_for, scale, solve
+from dpscale.scaling import Scaling
 from tests.conftest import assert_close
 
 devices_st = st.integers(min_value=1, max_value=10**6)
@@ -103,10 +104,35 @@ def test_devices_given_as_whole_float_are_accepted() -> None:
     assert scale(4.0, 10, 1).devices == 4
 
 
-def test_bad_unit() -> None:
+@pytest.mark.parametrize(
+    "unit",
+    ["  ", "", "x" * 41, "a\x01b", "\ufffe", "a\nb", "a\u2028b", "\u202eevil", "a\u200bb", "a\ud800", 3],
+    ids=[
+        "spaces",
+        "empty",
+        "too long",
+        "control",
+        "non-character",
+        "newline",
+        "line separator",
+        "bidi",
+        "zero-width",
+        "surrogate",
+        "not text",
+    ],
+)
+def test_bad_unit(unit: object) -> None:
     with pytest.raises(InvalidInput) as caught:
-        scale(1, 1, 1, unit="  ")
+        scale(1, 1, 1, unit=unit)  # type: ignore[arg-type]
     assert caught.value.field == "unit"
+    with pytest.raises(InvalidInput):  # built directly, the result checks it too: charts draw only what it holds
+        Scaling(1, 1.0, 1.0, unit)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("unit", ["samples/s", "tok/s [bf16]", "échantillons/s", "img/s\u00a0×\u202f2", "😀/s"])
+def test_a_unit_is_kept_as_written_trimmed(unit: str) -> None:
+    assert scale(1, 1, 1, unit=f" {unit} ").unit == unit
+    assert Scaling(1, 1.0, 1.0, f"{unit} ").unit == unit
 
 
 def test_invalid_input_survives_pickling() -> None:

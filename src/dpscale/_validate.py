@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any
 
 from dpscale.errors import N_, InvalidInput
@@ -13,6 +14,16 @@ POSITIVE = N_("a finite number greater than 0")
 MAX_DEVICES = 10**9  # a device count past any cluster: beyond it predictions and charts mean nothing
 DEVICE_COUNT = N_("a device count from 1 to a billion (10⁹)")
 COUNT = N_("a whole number from 1 to a billion (10⁹)")
+LABEL_LENGTH = 40
+# What a label may not hold: control characters, zero-width and bidirectional controls, line and
+# paragraph separators, the byte-order mark and non-characters. Such text breaks a table or a log
+# line, hides what it says, or makes the chart renderer abort (XML forbids several). Written with
+# \u escapes so that the same text is a Python, a Rust (pydantic) and an ECMAScript (OpenAPI)
+# pattern; lone surrogates, which no UTF-8 request can carry, are refused apart.
+_NOT_IN_LABEL = r"\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufdd0-\ufdef\ufffe\uffff"
+LABEL_PATTERN = rf"^[^{_NOT_IN_LABEL}]*[^{_NOT_IN_LABEL}\s][^{_NOT_IN_LABEL}]*$"  # and something to see
+_LABEL = re.compile(LABEL_PATTERN)
+LABEL = N_("a label of 1 to %(most)s printable characters, such as samples/s or tokens/s")
 FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")
 
 
@@ -75,3 +86,16 @@ def finite_result(field: str, value: Any, result: float) -> float:
     if not math.isfinite(result):
         raise InvalidInput(field, value, "a value small enough that the results stay finite")
     return result
+
+
+def label(field: str, value: Any) -> str:
+    """A short one-line label (a unit, a name), spaces trimmed: see :data:`LABEL_PATTERN`."""
+    if (
+        not isinstance(value, str)
+        or len(value) > LABEL_LENGTH
+        or not _LABEL.fullmatch(value)
+        or not value.isascii()
+        and any("\ud800" <= char <= "\udfff" for char in value)
+    ):
+        raise InvalidInput(field, value, LABEL, params={"most": LABEL_LENGTH})
+    return value.strip()

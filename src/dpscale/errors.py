@@ -16,7 +16,17 @@ from typing import Any, ClassVar
 
 from dpscale.i18n import Message, translation, validate_lang
 
-__all__ = ["N_", "AmbiguousInput", "DpscaleError", "InvalidInput", "MissingExtra", "MissingInput", "RunFailed"]
+__all__ = [
+    "N_",
+    "SHOWN",
+    "AmbiguousInput",
+    "DpscaleError",
+    "InvalidInput",
+    "MissingExtra",
+    "MissingInput",
+    "RunFailed",
+    "show_value",
+]
 
 
 def N_(text: str) -> str:  # gettext's name for "mark for translation, translate where shown"
@@ -86,7 +96,7 @@ class InvalidInput(DpscaleError, ValueError):
         _ = translation(language).gettext
         values = {
             "field": self.place.localized(language) if isinstance(self.place, Message) else self.place,
-            "value": _show(self.value),
+            "value": show_value(self.value),
             "accepted": self.expected.localized(language),
         }
         text = _(self.frame if named else self.beside) % values
@@ -127,10 +137,20 @@ class RunFailed(DpscaleError, RuntimeError):
     """A distributed run stopped before it completed; the message names the rank and the cause."""
 
 
-def _show(value: Any) -> str:
+SHOWN = 60  # characters of a value an error echoes: enough to recognise it, never a whole file
+
+
+def show_value(value: Any) -> str:
+    """``value`` as an error shows it: quoted if text, cut to :data:`SHOWN` characters with "…"."""
     if isinstance(value, str):
-        return repr(value)
-    return str(value)
+        text = repr(value[: SHOWN + 1])
+    elif isinstance(value, int) and value.bit_length() > 4 * SHOWN:  # str() of 10**5000 raises
+        text = f"{'-' if value < 0 else ''}a {int(value.bit_length() * 0.30103) + 1}-digit integer"
+    elif isinstance(value, (list, tuple, dict)) and len(value) > 8:  # never build the text of a huge container
+        text = f"{type(value).__name__} of {len(value)} items"
+    else:
+        text = str(value)
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 
 def _rebuild(

@@ -30,6 +30,9 @@ __all__ = [
 
 _MAX_DECIMALS = 3  # for display: 115 200 samples/s, 57,6 ×, 0,125 s
 _HUGE = 1e25  # from here on a number is shown as 1,2E27: all its digits would say nothing more
+_TINY = 1e-9  # below this (and above 0), 1,2E-12: fifteen decimals would still show 0
+_LONG_MS = 1e6  # from here on a step time reads 1,2E9 ms: a thousand seconds, no step is that long
+_LONG_DAYS = 1e6  # about 2 700 years
 _ROOMY = 1e15  # below this, any value times 1000 with 6 decimals fits decimal's default 28 digits
 
 _P = ParamSpec("_P")
@@ -84,7 +87,7 @@ def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = 
         if x and not (1e-6 <= abs(x) < 1e15):  # keep extreme magnitudes short: 1,5E-259
             return format_scientific(x, format="0.#################E0", locale=lang, decimal_quantization=False)
         return format_decimal(x, locale=lang, decimal_quantization=False, group_separator=True)
-    if abs(x) >= _HUGE and math.isfinite(x):
+    if (abs(x) >= _HUGE or 0 < abs(x) < _TINY) and math.isfinite(x):
         return format_scientific(x, format="0.###E0", locale=_locale(lang))
     return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
 
@@ -116,8 +119,11 @@ def format_duration(seconds: float, lang: Lang) -> str:
     """
     from babel.units import format_unit
 
+    if seconds >= _LONG_DAYS * 86_400:  # 1,2E12 d: every digit of the days would say nothing more
+        days = decimal.Decimal(repr(float(seconds))) / 86_400
+        return str(format_unit(days, "duration-day", "short", format="0.##E0", locale=_locale(lang)))
     if seconds < 60:
-        pattern = _pattern_text(seconds, _MAX_DECIMALS)
+        pattern = "0.##E0" if 0 < seconds < _TINY else _pattern_text(seconds, _MAX_DECIMALS)
         return str(format_unit(seconds, "duration-second", "short", format=pattern, locale=_locale(lang)))
     for i, (unit, size) in enumerate(_DURATION_UNITS[:-1]):
         if seconds >= size:
@@ -153,13 +159,10 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
     """A step-sized time in milliseconds, three significant digits: ``284 ms``, ``11.1 ms``, ``0.229 ms``."""
     from babel.units import format_unit
 
-    ms = decimal.Decimal(seconds) * 1000  # exact: a float could overflow to infinity
+    ms = decimal.Decimal(repr(float(seconds))) * 1000  # as written, and no float overflow to infinity
     decimals = 0 if ms >= 100 else 1 if ms >= 10 else 2
-    return str(
-        format_unit(
-            ms, "duration-millisecond", "short", format=_pattern_text(float(ms), decimals), locale=_locale(lang)
-        )
-    )
+    pattern = "0.##E0" if ms >= _LONG_MS or 0 < ms < _TINY else _pattern_text(float(ms), decimals)
+    return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=_locale(lang)))
 
 
 @_any_magnitude

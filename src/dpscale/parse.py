@@ -239,10 +239,10 @@ MAX_DEVICE_LIST = 4096
 TOO_MANY = N_("at most %(most)s device counts")
 
 
-def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[int]:
+def parse_device_list(text: str, lang: Lang, *, field: str = "devices", most: int = MAX_DEVICE_LIST) -> list[int]:
     """Device counts: ``8,16,64`` or ``8;16;64``, ``1..1024`` (the powers of two from 1 to 1024),
     ``8..64+8`` (8 to 64 in steps of 8). Commas separate counts, so none is written with a thousands
-    comma (``1024``, not ``1,024``; a space, ``1 024``, is fine)."""
+    comma (``1024``, not ``1,024``; a space, ``1 024``, is fine). At most ``most`` counts."""
     accepted = N_("counts such as 8,16,64, a range of powers of two such as 1..1024, or 8..64+8 for steps of 8")
     if not isinstance(text, str) or not text.strip() or len(text) > 1000:
         raise InvalidInput(field, text, accepted)
@@ -259,8 +259,8 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
             if step_text:
                 step = parse_count(step_text, lang, field=field)
                 stepped = range(low, high + 1, step)
-                if len(counts) + len(stepped) > MAX_DEVICE_LIST:  # refused before a billion ints are made
-                    raise InvalidInput(field, text, TOO_MANY, params={"most": MAX_DEVICE_LIST})
+                if len(counts) + len(stepped) > most:  # refused before a billion ints are made
+                    raise InvalidInput(field, text, TOO_MANY, params={"most": most})
                 counts.extend(stepped)
             else:
                 n = low
@@ -270,8 +270,8 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices") -> list[
                 counts.append(high)
         else:
             counts.append(_device_count(part, lang, field=field))
-        if len(counts) > MAX_DEVICE_LIST:
-            raise InvalidInput(field, text, TOO_MANY, params={"most": MAX_DEVICE_LIST})
+        if len(counts) > most:
+            raise InvalidInput(field, text, TOO_MANY, params={"most": most})
     return sorted(set(counts))
 
 

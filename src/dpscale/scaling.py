@@ -71,6 +71,7 @@ class Scaling:
         _validate.whole("devices", self.devices)
         _validate.positive("per_device_throughput", self.per_device_throughput)
         _validate.positive("efficiency", self.efficiency)
+        object.__setattr__(self, "unit", _validate.label("unit", self.unit))  # trimmed: "tokens/s " reads as "tokens/s"
         _validate.finite_result("per_device_throughput", self.per_device_throughput, self.ideal_throughput)
         if self.actual_throughput == 0:  # d·v·E below the smallest float: nothing can divide by it
             raise InvalidInput(
@@ -137,7 +138,7 @@ def scale(
         devices=_validate.device_count("devices", devices),
         per_device_throughput=_validate.positive("per_device_throughput", per_device_throughput),
         efficiency=_validate.fraction("efficiency", efficiency),
-        unit=_unit(unit),
+        unit=unit,
     )
 
 
@@ -198,7 +199,7 @@ def efficiency_from(
     if e <= 0:
         raise InvalidInput("actual_throughput", a, "a throughput large enough to give an efficiency above 0")
     _validate.finite_result("actual_throughput", a, d * e)  # the speedup S = d·E of a wildly superlinear E
-    return Solution("efficiency", Scaling(d, v, e, _unit(unit)), target_throughput=a)
+    return Solution("efficiency", Scaling(d, v, e, unit), target_throughput=a)
 
 
 def devices_for(
@@ -220,7 +221,7 @@ def devices_for(
         raise InvalidInput(
             "target_throughput", target_throughput, N_("a target that a billion devices (10⁹) or fewer reach")
         )
-    return Solution("devices", Scaling(max(d, 1), v, e, _unit(unit)), target_throughput=a)
+    return Solution("devices", Scaling(max(d, 1), v, e, unit), target_throughput=a)
 
 
 def per_device_for(
@@ -237,7 +238,7 @@ def per_device_for(
     v = float(_div(a, d, e))
     if not (math.isfinite(v) and v > 0):
         raise InvalidInput("target_throughput", a, "a throughput that gives a finite per-device throughput above 0")
-    return Solution("per_device_throughput", Scaling(d, v, e, _unit(unit)), target_throughput=a)
+    return Solution("per_device_throughput", Scaling(d, v, e, unit), target_throughput=a)
 
 
 def solve(
@@ -279,9 +280,3 @@ def solve(
     if missing == ["efficiency"]:
         return efficiency_from(cast(int, d), v, a, unit=unit)
     return Solution("actual_throughput", scale(cast(int, d), v, e, unit=unit))
-
-
-def _unit(unit: Any) -> str:
-    if not isinstance(unit, str) or not unit.strip() or len(unit) > 40:
-        raise InvalidInput("unit", unit, "a short non-empty label such as 'samples/s' or 'tokens/s'")
-    return unit.strip()

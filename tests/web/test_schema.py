@@ -18,9 +18,9 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from dpscale.web.app import FitIn, app
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
-# Invalid input may also be refused with 414 when it makes the query string too long.
+# Invalid input may also be refused with 414 or 413 when it makes the query string or the body too long.
 schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(
-    expected_statuses=[*NegativeDataRejectionConfig._DEFAULT_EXPECTED_STATUSES, "414"]
+    expected_statuses=[*NegativeDataRejectionConfig._DEFAULT_EXPECTED_STATUSES, "413", "414"]
 )
 CROSS_FIELD_RULES = {"/api/v1/batch", "/api/v1/pipeline", "/api/v1/plan", "/api/v1/predict", "/api/v1/fit"}
 

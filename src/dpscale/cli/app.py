@@ -164,16 +164,18 @@ def _save(path: str, write: Callable[[], Path]) -> None:
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
+    request_timeout: Annotated[
+        float, typer.Option("--request-timeout", help="Seconds a client has to send a whole request.")
+    ] = 10.0,
 ) -> None:
     """Start the web calculator (French and English pages, JSON API at /api/v1, docs at /docs)."""
-    if not 1 <= port <= 65535:
-        raise InvalidInput("port", port, "a port number from 1 to 65535")
     try:
-        import uvicorn
-
-        import dpscale.web.app  # noqa: F401  (fail here, with the hint, if the extra is missing)
+        from dpscale.web import server
     except ImportError as exc:
         raise MissingExtra("dpscale serve", "web") from exc
-    print(f"dpscale: serving on http://{host}:{port}/ (Ctrl-C to stop)", file=sys.stderr)
-    uvicorn.run("dpscale.web.app:app", host=host, port=port, log_level="warning")
+    server.check_request_seconds(request_timeout)
+    sock = server.listen(host, port)
+    bound = sock.getsockname()[1]
+    print(f"dpscale: serving on http://{host}:{bound}/ (Ctrl-C to stop)", file=sys.stderr)
+    server.serve(sock, request_seconds=request_timeout)

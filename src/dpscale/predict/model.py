@@ -145,12 +145,13 @@ class Prediction:
     @property
     def bottleneck(self) -> list[Bottleneck]:
         """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
-        out: list[Bottleneck] = []
-        for terms in zip(self.exposed_communication, self.straggler_wait, self.input_wait, strict=True):
-            extra: dict[Bottleneck, float] = dict(zip(("communication", "stragglers", "input"), terms, strict=True))
-            largest = max(extra, key=lambda name: extra[name])  # ties: the first, communication
-            out.append("compute" if extra[largest] == 0 else largest)
-        return out
+        names: tuple[Bottleneck, ...] = ("communication", "stragglers", "input")
+        extra = np.stack([self.exposed_communication, self.straggler_wait, self.input_wait])
+        largest = np.argmax(extra, axis=0)  # ties: the first, communication
+        return [
+            "compute" if value == 0 else names[i]
+            for i, value in zip(largest.tolist(), extra.max(axis=0).tolist(), strict=True)
+        ]
 
     def _repr_html_(self) -> str:
         from dpscale import report
@@ -158,25 +159,38 @@ class Prediction:
         return report.html_grid(report.prediction_grid(self, "en"), "dpscale-prediction")
 
     def to_dict(self) -> dict[str, Any]:
-        rows = []
-        for i, n in enumerate(self.devices):
-            rows.append(
-                {
-                    "devices": int(n),
-                    "efficiency": float(self.efficiency[i]),
-                    "actual_throughput": float(self.actual_throughput[i]),
-                    "speedup": float(self.speedup[i]),
-                    "bottleneck": self.bottleneck[i],
-                    "step_time": {
-                        "total": float(self.step_time[i]),
-                        "compute": float(self.compute_time[i]),
-                        "communication": float(self.communication_time[i]),
-                        "exposed_communication": float(self.exposed_communication[i]),
-                        "straggler_wait": float(self.straggler_wait[i]),
-                        "input_wait": float(self.input_wait[i]),
-                    },
-                }
-            )
+        columns = zip(
+            self.devices.tolist(),
+            self.efficiency.tolist(),
+            self.actual_throughput.tolist(),
+            self.speedup.tolist(),
+            self.bottleneck,
+            self.step_time.tolist(),
+            self.compute_time.tolist(),
+            self.communication_time.tolist(),
+            self.exposed_communication.tolist(),
+            self.straggler_wait.tolist(),
+            self.input_wait.tolist(),
+            strict=True,
+        )  # each column computed once: a row per device count, linear in their number
+        rows = [
+            {
+                "devices": n,
+                "efficiency": e,
+                "actual_throughput": a,
+                "speedup": s,
+                "bottleneck": b,
+                "step_time": {
+                    "total": total,
+                    "compute": compute,
+                    "communication": comm,
+                    "exposed_communication": exposed,
+                    "straggler_wait": straggler,
+                    "input_wait": wait,
+                },
+            }
+            for n, e, a, s, b, total, compute, comm, exposed, straggler, wait in columns
+        ]
         return {"predictions": rows, "assumptions": self.assumptions}
 
 

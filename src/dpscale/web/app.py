@@ -22,11 +22,12 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from dpscale import batch, pipeline, plan, scaling
+from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
 from dpscale._version import __version__
-from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.format import (
     format_duration,
     format_energy,
@@ -40,9 +41,9 @@ from dpscale.format import (
 from dpscale.i18n import LANGUAGES, Lang, translation
 from dpscale.predict.wording import lever_text
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
+from dpscale.web.security import BODY_SECONDS, MAX_BODY, MAX_QUERY, MAX_SIZES, Guard
 
 HERE = Path(__file__).parent
-MAX_QUERY = 2048  # characters; longer query strings get 414
 # Bounds the API states in its schema, so that every schema-valid request gets an answer
 # (far beyond any real cluster: a million devices, 10¹² samples/s each).
 MAX_DEVICES = 10**6
@@ -51,11 +52,6 @@ MIN_POSITIVE = 1e-6  # throughputs and efficiencies: so that d·v·E never under
 MAX_COUNT = 10**6  # micro-batch sizes, accumulation steps, stages, micro-batches, sequence lengths
 MAX_WORK = 1e18  # samples or tokens: a thousand times today's largest token budgets
 MAX_SECONDS = 1e10  # about 300 years
-
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
-)
 
 
 class ScalingOut(BaseModel):
@@ -166,37 +162,20 @@ class ErrorsOut(BaseModel):
     errors: list[FieldError]
 
 
-class SecurityHeaders:
-    """Adds the security headers to every response and refuses over-long query strings."""
+class GuardedApp(FastAPI):
+    """FastAPI with :class:`~dpscale.web.security.Guard` outside everything, the 500 page included."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    body_seconds = BODY_SECONDS
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if len(scope.get("query_string", b"")) > MAX_QUERY:
-            body = b'{"errors":[{"field":"query","message":"query string too long (at most 2048 characters)"}]}'
-            response = Response(body, status_code=414, media_type="application/json")
-            await self._send_with_headers(response, scope, receive, send)
-            return
-        await self._send_with_headers(self.app, scope, receive, send)
+    def build_middleware_stack(self) -> ASGIApp:
+        return Guard(super().build_middleware_stack(), body_seconds=self.body_seconds)
 
-    async def _send_with_headers(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_wrapper(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers += [
-                    (b"content-security-policy", CSP.encode()),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"same-origin"),
-                    (b"x-frame-options", b"DENY"),
-                ]
-                message["headers"] = headers
-            await send(message)
 
-        await app(scope, receive, send_wrapper)
+def _presets(tier: Literal["intra", "inter"]) -> dict[str, Any]:
+    """The preset names of ``tier`` as the schema's enum; the core checks them (a 422 naming the field)."""
+    from dpscale.predict.presets import presets
+
+    return {"enum": sorted(presets()[tier])}
 
 
 def _not_finite(text: str) -> bool:
@@ -246,18 +225,18 @@ def _env(lang: Lang) -> Environment:
     return env
 
 
-def create_app() -> FastAPI:
-    """The ASGI application."""
-    app = FastAPI(
+def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
+    """The ASGI application; a request body must arrive within ``body_seconds``."""
+    app = GuardedApp(
         title="dpscale",
         version=__version__,
         description="Data-parallel scaling: ideal and actual throughput, speedup.",
         docs_url=None,
         redoc_url=None,
     )
+    app.body_seconds = body_seconds
     envs = {lang: _env(lang) for lang in LANGUAGES}  # one per language: requests run in threads
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -270,7 +249,7 @@ def create_app() -> FastAPI:
             reason = err.get("msg", "invalid value")
             if isinstance(given, str) and _not_finite(given):  # pydantic reads "nan" and "inf", then a bound fails
                 reason = "expected a finite number"
-            message = f"got {given!r}; {reason}" if given is not None else err.get("msg", "")
+            message = f"got {show_value(given)}; {reason}" if given is not None else err.get("msg", "")
             errors.append({"field": ".".join(loc) or "request", "message": message})
         return JSONResponse({"errors": errors}, status_code=422)
 
@@ -287,8 +266,13 @@ def create_app() -> FastAPI:
 
     bad_input: dict[int | str, dict[str, Any]] = {
         422: {"model": ErrorsOut, "description": "A value out of range or unreadable"},
-        414: {"model": ErrorsOut, "description": "A query string over 2 048 characters"},
+        414: {"model": ErrorsOut, "description": f"A query string over {MAX_QUERY} characters"},
         400: {"model": ErrorsOut, "description": "A body that cannot be decoded"},
+    }
+    big_body: dict[int | str, dict[str, Any]] = {
+        **bad_input,
+        413: {"model": ErrorsOut, "description": f"A body over {MAX_BODY} bytes ({MAX_BODY >> 20} MiB)"},
+        408: {"model": ErrorsOut, "description": "A body that does not arrive in time (10 s by default)"},
     }
 
     @app.get(
@@ -306,7 +290,8 @@ def create_app() -> FastAPI:
             float, Query(ge=MIN_POSITIVE, le=1, description="E, scaling efficiency as a fraction (0 < E ≤ 1)")
         ],
         unit: Annotated[
-            str, Query(min_length=1, max_length=40, pattern=r"\S", description="throughput unit label")
+            str,
+            Query(min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, description="throughput unit label"),
         ] = "samples/s",
     ) -> Response:
         # A JSONResponse skips re-validating the result against the response model: the core's
@@ -361,7 +346,7 @@ def create_app() -> FastAPI:
         price_per_device_hour: Annotated[float | None, Query(gt=0, le=1e6)] = None,
         watts_per_device: Annotated[float | None, Query(gt=0, le=1e6)] = None,
         currency: Annotated[str, Query(pattern="^[A-Za-z]{3}$")] = "USD",
-        unit: Annotated[str, Query(min_length=1, max_length=40, pattern=r"\S")] = "samples/s",
+        unit: Annotated[str, Query(min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN)] = "samples/s",
     ) -> dict[str, Any]:
         money: dict[str, Any] = {
             "price_per_device_hour": price_per_device_hour,
@@ -383,19 +368,26 @@ def create_app() -> FastAPI:
         responses=bad_input,
         summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
     )
-    async def api_predict(
-        devices: Annotated[list[int], Query(min_length=1, max_length=64, description="device counts (repeat the key)")],
+    def api_predict(  # computes for up to MAX_SIZES device counts: in the thread pool, off the event loop
+        devices: Annotated[
+            list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]],
+            Query(min_length=1, max_length=MAX_SIZES, description="device counts (repeat the key)"),
+        ],
         per_device_throughput: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v, samples/s")],
         batch: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_COUNT, description="micro-batch per device")],
         params: Annotated[float, Query(ge=1, le=1e15, description="parameters")],
         grad_bytes: Annotated[float, Query(ge=0.125, le=16, description="bytes per gradient value")] = 4,
         accumulation: Annotated[int, Query(ge=1, le=MAX_COUNT)] = 1,
         devices_per_node: Annotated[int, Query(ge=1, le=1024)] = 8,
-        intra: Annotated[str | None, Query(description="preset: pcie3..5, nvlink2..4")] = None,
+        intra: Annotated[
+            str | None, Query(description="a link preset inside a node", json_schema_extra=_presets("intra"))
+        ] = None,
         intra_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per device")] = None,
         intra_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
         intra_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
-        inter: Annotated[str | None, Query(description="preset: eth-10g..eth-400g, ib-edr, ib-hdr, ib-ndr")] = None,
+        inter: Annotated[
+            str | None, Query(description="a network preset between nodes", json_schema_extra=_presets("inter"))
+        ] = None,
         inter_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per card")] = None,
         inter_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
         inter_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
@@ -415,8 +407,6 @@ def create_app() -> FastAPI:
     ) -> dict[str, Any]:
         from dpscale.predict import model, presets
 
-        if any(not 1 <= n <= MAX_DEVICES for n in devices):
-            raise InvalidInput("devices", devices, N_("counts from 1 to %(most)s"), params={"most": MAX_DEVICES})
         intra_link = presets.resolve_link("intra", intra, intra_bandwidth, intra_latency, intra_efficiency)
         if intra_link is None:
             raise MissingInput("intra_bandwidth", "intra_bandwidth or an intra preset")
@@ -428,10 +418,10 @@ def create_app() -> FastAPI:
 
     @app.post(
         "/api/v1/fit",
-        responses=bad_input,
+        responses=big_body,
         summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
     )
-    async def api_fit(body: FitIn) -> dict[str, Any]:
+    def api_fit(body: FitIn) -> dict[str, Any]:  # a fit of up to 10 000 points: off the event loop
         from dpscale import fit as fitting
 
         return fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at).to_dict()
@@ -465,10 +455,11 @@ def create_app() -> FastAPI:
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
     def page_route(calc: Calculator) -> None:
-        async def page(request: Request, lang: str | None = None) -> HTMLResponse:
+        # Sync: Starlette runs them in its thread pool, so a page that computes blocks no other request.
+        def page(request: Request, lang: str | None = None) -> HTMLResponse:
             return render(calc, f"{calc.name}.html", request, lang)
 
-        async def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
+        def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
             return render(calc, "fragment.html", request, lang)
 
         app.add_api_route(calc.path, page, response_class=HTMLResponse, include_in_schema=False, name=calc.name)

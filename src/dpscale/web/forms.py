@@ -30,6 +30,7 @@ from dpscale.parse import (
     parse_variation,
 )
 from dpscale.plan import DeadlinePlan, Plan
+from dpscale.web.security import MAX_SIZES
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
 
@@ -39,6 +40,10 @@ Reader = Callable[..., Any]
 
 def _text(text: str, lang: Lang, *, field: str) -> str:
     return text.strip()
+
+
+def _device_list(text: str, lang: Lang, *, field: str) -> list[int]:
+    return parse_device_list(text, lang, field=field, most=MAX_SIZES)  # what one request may cost
 
 
 def _show_count(value: int, lang: Lang) -> str:
@@ -307,7 +312,7 @@ CALCULATORS: dict[str, Calculator] = {
         "predict",
         "/predict",
         {
-            "devices": Field(parse_device_list, "1..256", "1..256"),
+            "devices": Field(_device_list, "1..256", "1..256"),
             "per_device_throughput": Field(parse_number, "938", "938"),
             "batch": Field(parse_number, "256", "256"),
             "params": Field(parse_scaled_count, "25,6M", "25.6M"),
@@ -332,7 +337,7 @@ CALCULATORS: dict[str, Calculator] = {
         "/fit",
         {
             "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE),
-            "at": Field(parse_device_list, "32; 64; 128", "32, 64, 128", required=False),
+            "at": Field(_device_list, "32; 64; 128", "32, 64, 128", required=False),
             "model": Field(_model, "auto", "auto", required=False),
         },
         _fit,

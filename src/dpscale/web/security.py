@@ -1,0 +1,148 @@
+"""What every HTTP exchange goes through: the limits on what one request may send, and the headers.
+
+The guard wraps the whole application, error pages included (a 500 carries the same headers as a
+200). It refuses, before the application sees them:
+
+- a query string over :data:`MAX_QUERY` characters (414),
+- a body over :data:`MAX_BODY` bytes (413), whether announced by ``content-length`` or sent in
+  chunks; a body is read whole, up to the limit, before the application runs,
+- a body that does not arrive within :data:`BODY_SECONDS` (408; ``dpscale serve --request-timeout``
+  sets it), so that a client trickling bytes holds no request open for long.
+
+Every refusal is JSON of the API's error shape, ``{"errors": [{"field", "message"}]}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["BODY_SECONDS", "CSP", "MAX_BODY", "MAX_QUERY", "MAX_SIZES", "Guard", "refusal"]
+
+MAX_QUERY = 2048  # characters of a query string
+MAX_BODY = 1 << 20  # bytes of a request body: 10 000 measured points are ~0.5 MB of JSON
+BODY_SECONDS = 10.0  # for a whole body to arrive once its headers have
+MAX_SIZES = 64  # device counts one prediction (page, chart or API call) may ask for
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+def refusal(status: int, field: str, message: str) -> tuple[int, bytes]:
+    """A status and the JSON body that says why, in the API's error shape."""
+    return status, json.dumps({"errors": [{"field": field, "message": message}]}).encode()
+
+
+TOO_LONG_QUERY = refusal(414, "query", f"query string too long: at most {MAX_QUERY} characters")
+TOO_LARGE_BODY = refusal(413, "body", f"request body too large: at most {MAX_BODY} bytes ({MAX_BODY >> 20} MiB)")
+
+
+class Guard:
+    """Limits on each request and the security headers on each response (see the module's text)."""
+
+    def __init__(self, app: ASGIApp, *, body_seconds: float = BODY_SECONDS) -> None:
+        self.app = app
+        self.body_seconds = body_seconds
+        self.too_slow = refusal(408, "body", f"request body not received within {body_seconds:g} s")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *HEADERS]
+            await send(message)
+
+        if len(scope.get("query_string", b"")) > MAX_QUERY:
+            await _answer(send_with_headers, TOO_LONG_QUERY)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > MAX_BODY:
+            await _answer(send_with_headers, TOO_LARGE_BODY)
+            return
+        if declared or _chunked(scope):
+            try:
+                async with asyncio.timeout(self.body_seconds):
+                    body = await _read_body(receive)
+            except TimeoutError:
+                await _answer(send_with_headers, self.too_slow)
+                return
+            except _Gone:  # nobody to answer
+                return
+            if body is None:
+                await _answer(send_with_headers, TOO_LARGE_BODY)
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send_with_headers)
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def _content_length(scope: Scope) -> int | None:
+    value = _header(scope, b"content-length")
+    if value is None:
+        return None
+    text = value.strip()
+    return int(text) if text.isdigit() and len(text) < 20 else MAX_BODY + 1  # unreadable: refused as too large
+
+
+def _chunked(scope: Scope) -> bool:
+    return b"chunked" in (_header(scope, b"transfer-encoding") or b"").lower()
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole body, or None as soon as it passes :data:`MAX_BODY`."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _Gone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+class _Gone(Exception):
+    """The client went away before its body was whole."""
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()  # what comes after the body: a disconnect
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _answer(send: Send, answer: tuple[int, bytes]) -> None:
+    status, body = answer
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
