@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 BARE_APP = "bench.bare:app"
-DPSCALE_APP = "dpscale.web.app:app"
+DPSCALE_APP = "dpscale.web.app:create_app"  # a factory: nothing is built at import
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,10 @@ def _free_port() -> int:
 def server(app: str) -> Iterator[int]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        [
+            *(sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)),
+            *("--log-level", "warning", *(["--factory"] if app == DPSCALE_APP else [])),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

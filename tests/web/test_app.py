@@ -8,14 +8,14 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.web.app import app
+from dpscale.web.app import create_app
 
 NBSP, NNBSP = "\u00a0", "\u202f"
 
 
 @pytest.fixture(scope="module")
 def client() -> TestClient:
-    return TestClient(app)
+    return TestClient(create_app())
 
 
 def text_of(html: str, element_id: str) -> str:

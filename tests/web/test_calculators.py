@@ -7,14 +7,14 @@ from html import unescape
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.web.app import app
+from dpscale.web.app import create_app
 from dpscale.web.forms import FIT_EXAMPLE
 from tests.web.test_app import NBSP, NNBSP, text_of
 
 
 @pytest.fixture(scope="module")
 def client() -> TestClient:
-    return TestClient(app)
+    return TestClient(create_app())
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,10 @@ import schemathesis
 from schemathesis.config._checks import NegativeDataRejectionConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from dpscale.web.app import FitIn, app
+from dpscale.web.app import create_app
+from dpscale.web.schemas import FitIn
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
 # Invalid input may also be refused with 414 or 413 when it makes the query string or the body too long.
 schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(
     expected_statuses=[*NegativeDataRejectionConfig._DEFAULT_EXPECTED_STATUSES, "413", "414"]

@@ -1,0 +1,146 @@
+"""The JSON API's shapes: what each endpoint answers and takes, and the bounds its schema states."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "MAX_COUNT",
+    "MAX_DEVICES",
+    "MAX_SECONDS",
+    "MAX_THROUGHPUT",
+    "MAX_WORK",
+    "MIN_POSITIVE",
+    "BatchOut",
+    "BubbleOut",
+    "DeadlineOut",
+    "ErrorsOut",
+    "FieldError",
+    "FitIn",
+    "LeverOut",
+    "PlanOut",
+    "PointIn",
+    "PredictOut",
+    "PredictionRowOut",
+    "ScalingOut",
+    "StepTimeOut",
+]
+
+# Bounds the API states in its schema, so that every schema-valid request gets an answer
+# (far beyond any real cluster: a million devices, 10¹² samples/s each).
+MAX_DEVICES = 10**6
+MAX_THROUGHPUT = 1e12
+MIN_POSITIVE = 1e-6  # throughputs and efficiencies: so that d·v·E never underflows to 0
+MAX_COUNT = 10**6  # micro-batch sizes, accumulation steps, stages, micro-batches, sequence lengths
+MAX_WORK = 1e18  # samples or tokens: a thousand times today's largest token budgets
+MAX_SECONDS = 1e10  # about 300 years
+
+
+class ScalingOut(BaseModel):
+    devices: int
+    per_device_throughput: float
+    efficiency: float
+    ideal_throughput: float
+    actual_throughput: float
+    speedup: float
+    lost_throughput: float
+    unit: str
+
+
+class BatchOut(BaseModel):
+    micro_batch: int
+    accumulation: int
+    devices: int
+    sequence_length: int | None
+    per_device_batch: int
+    global_batch: int
+    global_batch_tokens: int | None
+    learning_rate: float | None = None
+
+
+class BubbleOut(BaseModel):
+    stages: int
+    micro_batches: int
+    schedule: str
+    chunks: int
+    bubble_fraction: float
+    bubble_overhead: float
+    pipeline_efficiency: float
+    micro_batch_time: float | None
+    step_time: float | None
+    idle_time: float | None
+    activations_in_flight: int | None
+
+
+class PlanOut(ScalingOut):
+    work: float
+    seconds: float
+    device_hours: float
+    price_per_device_hour: float | None
+    cost: float | None
+    currency: str
+    watts_per_device: float | None
+    energy_kwh: float | None
+
+
+class DeadlineOut(BaseModel):
+    deadline_seconds: float
+    plan: PlanOut
+    options: list[PlanOut]
+
+
+class StepTimeOut(BaseModel):
+    total: float
+    compute: float
+    communication: float
+    exposed_communication: float
+    straggler_wait: float
+    input_wait: float
+
+
+class PredictionRowOut(BaseModel):
+    devices: int
+    efficiency: float
+    actual_throughput: float
+    speedup: float
+    bottleneck: str
+    step_time: StepTimeOut
+
+
+class LeverOut(BaseModel):
+    name: str
+    description: str
+    efficiency: float
+    gain: float
+
+
+class PredictOut(BaseModel):
+    predictions: list[PredictionRowOut]
+    assumptions: dict[str, Any]
+    levers: list[LeverOut]
+
+
+class PointIn(BaseModel):
+    model_config = ConfigDict(strict=True)  # JSON true is not a device count, nor "8" a number
+
+    devices: int = Field(ge=1, le=MAX_DEVICES)
+    throughput: float = Field(ge=MIN_POSITIVE, le=MAX_THROUGHPUT * MAX_DEVICES)
+
+
+class FitIn(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    points: list[PointIn] = Field(min_length=2, max_length=10_000)
+    models: list[Literal["constant", "amdahl", "gustafson", "usl", "comm"]] | None = None
+    at: list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]] = Field(default_factory=list, max_length=256)
+
+
+class FieldError(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorsOut(BaseModel):
+    errors: list[FieldError]
