@@ -94,8 +94,7 @@ def label(field: str, value: Any) -> str:
         not isinstance(value, str)
         or len(value) > LABEL_LENGTH
         or not _LABEL.fullmatch(value)
-        or not value.isascii()
-        and any("\ud800" <= char <= "\udfff" for char in value)
+        or (not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value))
     ):
         raise InvalidInput(field, value, LABEL, params={"most": LABEL_LENGTH})
     return value.strip()
