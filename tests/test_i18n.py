@@ -11,7 +11,8 @@ from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
 from dpscale import InvalidInput
-from dpscale.i18n import LOCALE_DIR, language_from_env, translation, validate_lang
+from dpscale._validate import language as validate_lang
+from dpscale.i18n import LOCALE_DIR, language_from_env, translation
 
 
 def _read(reader: Any, name: str) -> Any:

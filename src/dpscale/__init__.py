@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+from dpscale import report as _report  # noqa: F401  (fills the registry that shows results in notebooks)
 from dpscale._version import __version__
 from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, MissingInput, RunFailed
 from dpscale.scaling import Scaling, Solution, devices_for, efficiency_from, per_device_for, scale, solve

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from dpscale.errors import N_, InvalidInput
+from dpscale.i18n import Lang, lang_code
 
 WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # params={"minimum": ...}
 POSITIVE = N_("a finite number greater than 0")
@@ -98,3 +99,11 @@ def label(field: str, value: Any) -> str:
     ):
         raise InvalidInput(field, value, LABEL, params={"most": LABEL_LENGTH})
     return value.strip()
+
+
+def language(value: object, field: str = "lang") -> Lang:
+    """``fr`` or ``en`` (``fr_FR``, ``en-GB`` and the like reduce to their language)."""
+    code = lang_code(value)
+    if code is None:
+        raise InvalidInput(field, value, "fr or en")
+    return code

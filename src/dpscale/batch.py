@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import InvalidInput
 
 __all__ = [
@@ -38,7 +39,7 @@ LINEAR_SCALING_SOURCE = "Goyal et al. 2017, arXiv:1706.02677"
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(ShowsAsTable):
     """A data-parallel batch: b samples per micro-step, k micro-steps, d devices."""
 
     micro_batch: int
@@ -67,11 +68,6 @@ class Batch:
     def global_batch_tokens(self) -> int | None:
         """B·L, when a sequence length was given."""
         return None if self.sequence_length is None else self.global_batch * self.sequence_length
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_rows(report.batch_rows(self, "en"), "dpscale-batch")
 
     def to_dict(self) -> dict[str, Any]:
         return {

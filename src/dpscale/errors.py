@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpscale.i18n import Message, translation, validate_lang
+from dpscale.i18n import Message, lang_code, translation
 
 __all__ = [
     "N_",
@@ -88,11 +88,11 @@ class InvalidInput(DpscaleError, ValueError):
         return _rebuild(InvalidInput, field, value, self.expected, self.advice)
 
     def localized(self, lang: str, *, named: bool = True) -> str:
-        """The complaint in ``lang`` (``fr`` or ``en``); a text missing from the catalog stays English.
+        """The complaint in ``lang`` (``fr`` or ``en``, else English); a text missing from the catalog stays English.
 
         ``named=False`` leaves the field's name out, for a message shown beside the field itself.
         """
-        language = validate_lang(lang)
+        language = lang_code(lang) or "en"  # a language dpscale does not speak: English
         _ = translation(language).gettext
         values = {
             "field": self.place.localized(language) if isinstance(self.place, Message) else self.place,

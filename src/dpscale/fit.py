@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingExtra
 from dpscale.i18n import Message
 
@@ -221,7 +222,7 @@ class ModelFit:
 
 
 @dataclass(frozen=True)
-class Fit:
+class Fit(ShowsAsTable):
     """Every model tried, the one chosen, and the warnings a careful reader needs."""
 
     points: tuple[Point, ...]
@@ -250,11 +251,6 @@ class Fit:
             return None
         largest = max(p.devices for p in self.points)
         return usl.peak_devices if usl.peak_devices <= PEAK_REACH * largest else None
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_grid(report.fit_grid(self, "en"), "dpscale-fit")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["LANGUAGES", "Lang", "Message", "language_from_env", "language_name", "translation", "validate_lang"]
+__all__ = ["LANGUAGES", "Lang", "Message", "language_from_env", "language_name", "lang_code", "translation"]
 
 Lang = Literal["fr", "en"]
 LANGUAGES: tuple[Lang, ...] = ("fr", "en")
@@ -22,14 +22,10 @@ def language_name(lang: Lang) -> str:
     return _NAMES[lang]
 
 
-def validate_lang(value: str) -> Lang:
-    """``fr`` or ``en`` (``fr_FR``, ``en-GB`` and the like reduce to their language)."""
-    from dpscale.errors import InvalidInput
-
+def lang_code(value: object) -> Lang | None:
+    """``fr`` or ``en`` from ``fr``, ``fr_FR``, ``en-GB`` and the like; None for any other language."""
     code = value.strip().replace("-", "_").split("_")[0].lower() if isinstance(value, str) else ""
-    if code not in LANGUAGES:
-        raise InvalidInput("lang", value, "fr or en")
-    return code
+    return code if code in LANGUAGES else None
 
 
 def language_from_env(default: Lang = "en") -> Lang:

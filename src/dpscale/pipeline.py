@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any, Literal, cast, get_args
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 
 __all__ = ["Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
@@ -40,7 +41,7 @@ def _schedule(value: Any) -> Schedule:
 
 
 @dataclass(frozen=True, slots=True)
-class Bubble:
+class Bubble(ShowsAsTable):
     """A pipeline of ``stages`` stages fed ``micro_batches`` micro-batches per step."""
 
     stages: int
@@ -101,11 +102,6 @@ class Bubble:
         if self.schedule == "1f1b":
             return min(self.stages, self.micro_batches)
         return None
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_rows(report.bubble_rows(self, "en"), "dpscale-bubble")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.scaling import Scaling, scale
 
@@ -54,7 +55,7 @@ def _at(curve: EfficiencyCurve, devices: int) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(ShowsAsTable):
     """A run of ``work`` units on the cluster ``scaling`` describes, with its time, cost and energy."""
 
     work: float
@@ -80,11 +81,6 @@ class Plan:
     @property
     def energy_kwh(self) -> float | None:
         return None if self.watts_per_device is None else self.device_hours * self.watts_per_device / 1000
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_rows(report.plan_rows(self, "en"), "dpscale-plan")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,19 +135,12 @@ def plan(
 
 
 @dataclass(frozen=True, slots=True)
-class DeadlinePlan:
+class DeadlinePlan(ShowsAsTable):
     """The fewest devices that finish by the deadline, and the neighbouring sizes to compare."""
 
     deadline_seconds: float
     plan: Plan
     options: tuple[Plan, ...]
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_rows(report.plan_rows(self.plan, "en"), "dpscale-plan") + report.html_grid(
-            report.deadline_grid(self, "en"), "dpscale-deadline"
-        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

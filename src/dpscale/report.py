@@ -1,7 +1,8 @@
 """Results as labelled rows and grids, in the user's language.
 
 One place for what a result shows and how each value is written: the command line prints these
-with Rich (``cli/render.py``), and a notebook shows them as HTML (each result's ``_repr_html_``).
+with Rich (``cli/render.py``), and a notebook shows them as HTML: each result's ``_repr_html_``
+finds here, through the registry of ``dpscale._display``, the function that writes it.
 No Rich and no numpy here; values arrive already computed by the core.
 """
 
@@ -11,6 +12,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dpscale._display import shows
 from dpscale.format import (
     format_duration,
     format_energy,
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
     from dpscale.predict.model import Prediction
-    from dpscale.scaling import Scaling
+    from dpscale.scaling import Scaling, Solution
 
 __all__ = [
     "Grid",
@@ -227,3 +229,45 @@ def html_grid(grid: Grid, css_class: str) -> str:
 def _cell(text: str, strong: bool) -> str:
     escaped = html.escape(text)
     return f"<td><strong>{escaped}</strong></td>" if strong else f"<td>{escaped}</td>"
+
+
+# What a notebook shows for each result (see dpscale._display): the same rows, in English.
+@shows("dpscale.scaling.Scaling")
+def _scaling_html(s: Scaling) -> str:
+    return html_rows(scaling_rows(s, "en"), "dpscale-scaling")
+
+
+@shows("dpscale.scaling.Solution")
+def _solution_html(s: Solution) -> str:
+    solved = None if s.unknown == "actual_throughput" else s.unknown
+    return html_rows(scaling_rows(s.scaling, "en"), "dpscale-solution", emphasis=solved)
+
+
+@shows("dpscale.batch.Batch")
+def _batch_html(b: Batch) -> str:
+    return html_rows(batch_rows(b, "en"), "dpscale-batch")
+
+
+@shows("dpscale.pipeline.Bubble")
+def _bubble_html(b: Bubble) -> str:
+    return html_rows(bubble_rows(b, "en"), "dpscale-bubble")
+
+
+@shows("dpscale.plan.Plan")
+def _plan_html(p: Plan) -> str:
+    return html_rows(plan_rows(p, "en"), "dpscale-plan")
+
+
+@shows("dpscale.plan.DeadlinePlan")
+def _deadline_html(dp: DeadlinePlan) -> str:
+    return html_rows(plan_rows(dp.plan, "en"), "dpscale-plan") + html_grid(deadline_grid(dp, "en"), "dpscale-deadline")
+
+
+@shows("dpscale.predict.model.Prediction")
+def _prediction_html(p: Prediction) -> str:
+    return html_grid(prediction_grid(p, "en"), "dpscale-prediction")
+
+
+@shows("dpscale.fit.Fit")
+def _fit_html(f: Fit) -> str:
+    return html_grid(fit_grid(f, "en"), "dpscale-fit")

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
 
 __all__ = [
@@ -55,7 +56,7 @@ def _div(numerator: float, *denominators: float) -> Decimal:
 
 
 @dataclass(frozen=True, slots=True)
-class Scaling:
+class Scaling(ShowsAsTable):
     """A data-parallel job: d devices at v each with efficiency E, and what they deliver.
 
     Built by :func:`scale` (which keeps E ≤ 1) or by the solvers (where a measured E above 1 is
@@ -116,11 +117,6 @@ class Scaling:
             "unit": self.unit,
         }
 
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_rows(report.scaling_rows(self, "en"), "dpscale-scaling")
-
 
 def scale(
     devices: int,
@@ -143,7 +139,7 @@ def scale(
 
 
 @dataclass(frozen=True, slots=True)
-class Solution:
+class Solution(ShowsAsTable):
     """The result of solving A = d·v·E for one unknown.
 
     ``target_throughput`` is the actual throughput asked for (or measured); when solving for the
@@ -165,12 +161,6 @@ class Solution:
         if self.target_throughput is None:
             return 0.0
         return float(_dec(self.scaling.actual_throughput) - _dec(self.target_throughput))
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        solved = None if self.unknown == "actual_throughput" else self.unknown
-        return report.html_rows(report.scaling_rows(self.scaling, "en"), "dpscale-solution", emphasis=solved)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -70,8 +70,9 @@ def _main(args: list[str]) -> None:
 
 def _language(args: list[str]) -> str:
     """The language of the command's --lang (a valid one), else of the environment's locale."""
+    from dpscale._validate import language as validate_lang
     from dpscale.errors import InvalidInput
-    from dpscale.i18n import language_from_env, validate_lang
+    from dpscale.i18n import language_from_env
 
     for i, arg in enumerate(args):
         if arg == "--lang" or arg.startswith("--lang="):

@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 
 from dpscale import scaling
+from dpscale._validate import language as validate_lang
 from dpscale.errors import N_, InvalidInput, MissingExtra
-from dpscale.i18n import Lang, language_from_env, validate_lang
+from dpscale.i18n import Lang, language_from_env
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
 app = typer.Typer(

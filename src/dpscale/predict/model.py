@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpscale import _validate
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, candidates
 
@@ -112,7 +113,7 @@ class Cluster:
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Prediction(ShowsAsTable):
     """E(n), A(n), S(n) and the step-time terms, one element per device count."""
 
     devices: Array
@@ -152,11 +153,6 @@ class Prediction:
             "compute" if value == 0 else names[i]
             for i, value in zip(largest.tolist(), extra.max(axis=0).tolist(), strict=True)
         ]
-
-    def _repr_html_(self) -> str:
-        from dpscale import report
-
-        return report.html_grid(report.prediction_grid(self, "en"), "dpscale-prediction")
 
     def to_dict(self) -> dict[str, Any]:
         columns = zip(
