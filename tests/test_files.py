@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from dpscale import _files
 from dpscale.errors import InvalidInput
 from dpscale.fit import read_points
 from dpscale.parse import number_reader
+from dpscale.predict.presets import from_profile
 
 MiB = 2**20
 SHORT = 300  # characters: an error about a file's content echoes a few dozen of them, never the file
@@ -191,3 +193,52 @@ def test_a_quote_does_not_join_lines() -> None:
     err = refused(lambda: read_points("runs.csv", text='devices,throughput\n1,"100\n"\n2,190\n'))
     assert err.field == "runs.csv, line 3"
     assert "2 cells" in str(err)
+
+
+# --- network profiles (dpscale predict --network) ---------------------------------------------
+
+
+def profile(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "network.json"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+GOOD = {"intra": {"bandwidth": 1e11, "latency": 3e-6}, "devices_per_node": 4}
+
+
+@pytest.mark.parametrize(
+    ("text", "accepted"),
+    [
+        ("[" * 50_000, "nested too deeply"),
+        ('{"devices_per_node": ' + "1" * 5000 + "}", "a number with too many digits"),
+        ('{"intra": {"bandwidth": true, "latency": 1e-6}}', "bandwidth is 'true'"),
+        ('{"intra": {"bandwidth": ' + "1" * 400 + ', "latency": 1e-6}}', "bandwidth is '1111"),
+        ('{"intra": {"bandwidth": 1e9}}', "no latency"),
+        ('{"intra": {"bandwidth": 1e9, "latency": 1e-6}, "devices_per_node": true}', "devices_per_node"),
+        ('{"intra": {"bandwidth": 1e9,\n "latency": 1e-6,}}', "at line 2, column 18"),
+        ("\x00" * 100, "not binary data"),
+    ],
+)
+def test_bad_profiles_are_one_error_naming_the_file(tmp_path: Path, text: str, accepted: str) -> None:
+    path = profile(tmp_path, text)
+    err = refused(lambda: from_profile(path))
+    assert (err.field, err.value) == ("network", path)
+    assert accepted in str(err)
+
+
+def test_a_profile_reads_and_a_huge_one_is_refused_unread(tmp_path: Path) -> None:
+    intra, inter, per_node = from_profile(profile(tmp_path, json.dumps(GOOD)))
+    assert (intra is not None and intra.bandwidth, inter, per_node) == (1e11, None, 4)
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(50 * MiB)
+    err = refused(lambda: from_profile(str(huge)))
+    assert "a file of at most 1 MiB" in str(err)
+    assert peak_memory(lambda: from_profile(str(huge))) < MiB
+
+
+def test_a_profile_link_out_of_range_names_the_file_and_tier(tmp_path: Path) -> None:
+    path = profile(tmp_path, '{"inter": {"bandwidth": 0, "latency": 1e-6}}')
+    err = refused(lambda: from_profile(path))
+    assert err.field == f"{path}, inter bandwidth"
