@@ -278,6 +278,45 @@ def test_fit_bad_files(capsys: pytest.CaptureFixture[str], tmp_path: Path, conte
     assert err.count("\n") == 1
 
 
+# The three commands that read a file the user names: a measurement file or a network profile.
+READERS = {
+    "fit": ["fit"],
+    "plan --fit": ["plan", "--work", "1e9", "-d", "8", "--fit"],
+    "predict --network": ["predict", "-d", "2", "-v", "1000", "-b", "16", "-p", "1M", "--network"],
+}
+HOSTILE = {
+    "one 4 MB line": b"devices,throughput\n1," + b"9" * (4 * 2**20) + b"\n",
+    "nested 50 000 deep": b'{"devices": ' + b"[" * 50_000 + b"\n",
+    "5000 digits": b'{"devices": ' + b"1" * 5000 + b', "throughput": 5}\n',
+    "binary": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    "latin-1": b"devices,throughput\n1,2\n2,3\xe9\n",
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE.values(), ids=HOSTILE.keys())
+@pytest.mark.parametrize("command", READERS.values(), ids=READERS.keys())
+def test_hostile_files_are_one_short_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str], content: bytes
+) -> None:
+    path = tmp_path / "runs.data"
+    path.write_bytes(content)
+    code, out, err = run(capsys, *command, str(path))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert str(path) in err
+    assert len(err) < 300, err[:300]
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+@pytest.mark.parametrize("command", READERS.values(), ids=READERS.keys())
+def test_dev_zero_is_refused_in_one_line(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    code, out, err = run(capsys, *command, "/dev/zero")
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "/dev/zero" in err
+    assert len(err) < 300, err[:300]
+
+
 def test_plan_with_a_fitted_curve(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     runs = tmp_path / "runs.csv"
     runs.write_text(FP32, encoding="utf-8")

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
-import json
+import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from dpscale import _validate
+from dpscale import _files, _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingExtra
 from dpscale.i18n import Message
@@ -458,6 +457,9 @@ def _gradient(fn: Callable[..., Any], x: float, params: Any, np: Any) -> Any:
 # --- reading measurements -------------------------------------------------------------------
 
 
+_DELIMITERS = (",", ";", "\t")  # commas, semicolons or tabs (a spreadsheet's copy) between cells
+
+
 def read_points(
     source: str | Path, *, text: str | None = None, read_number: Callable[[str], float] | None = None
 ) -> tuple[Point, ...]:
@@ -468,26 +470,32 @@ def read_points(
     name the line and the column. A CSV cell is a number as Python writes it (``367.29``,
     ``1e3``); failing that, ``read_number`` may read it as people write it in their language (the
     edges pass :func:`dpscale.parse.parse_decimal`: ``367,29`` from a French spreadsheet).
+
+    ``text``, when given, is read instead of the file ``source`` names. Either is read a line at
+    a time within the bounds of :mod:`dpscale._files` (8 MiB, lines of 65 536 characters, 10 000
+    measurements): a file that is not one is refused at its first line, without reading on.
     """
     name = str(source)
     if text is None:
-        path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InvalidInput("file", name, "an existing CSV or JSON-lines file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput(
-                "file", name, N_("a readable UTF-8 text file (%(reason)s)"), params={"reason": exc}
-            ) from None
-    lines = [
-        (i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
+        with _files.open_text(
+            source,
+            field="file",
+            most=_files.MAX_FILE_BYTES,
+            missing=N_("an existing CSV or JSON-lines file"),
+            unreadable=N_("a readable UTF-8 text file (%(reason)s)"),
+        ) as stream:
+            return _read(name, stream, read_number)
+    return _read(name, _files.text_stream(text, name, most=_files.MAX_FILE_BYTES), read_number)
+
+
+def _read(name: str, stream: TextIO, read_number: Callable[[str], float] | None) -> tuple[Point, ...]:
+    rows = _files.lines(stream, name)
+    first = next(rows, None)
+    if first is None:
         raise InvalidInput("file", name, "measurements: a devices,throughput header and one row per run")
-    if lines[0][1].lstrip().startswith("{"):
-        return _read_jsonl(name, lines)
-    return _read_csv(name, lines, read_number)
+    if first[1].lstrip().startswith("{"):
+        return _read_jsonl(name, itertools.chain([first], rows))
+    return _read_csv(name, first, rows, read_number)
 
 
 def _number(
@@ -497,20 +505,15 @@ def _number(
         value = _cell(cell, read)
         return _validate.device_count(column, value) if whole else _throughput(column, value)
     except InvalidInput as exc:
-        raise exc.as_given(_where(name, line, column), cell) from None
-    except (TypeError, ValueError):
+        raise exc.as_given(_files.where(name, line, column), _files.shown(cell)) from None
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past float's range
         accepted, params = (_validate.WHOLE_NUMBER, {"minimum": 1}) if whole else (_validate.POSITIVE, None)
-        raise InvalidInput(_where(name, line, column), cell, accepted, params=params) from None
-
-
-def _where(name: str, line: int, column: str | None = None) -> Message:
-    """A place in a measurement file, for an error's field: ``runs.csv, line 3, column devices``."""
-    if column is None:
-        return Message.of("%(file)s, line %(line)s", file=name, line=line)
-    return Message.of("%(file)s, line %(line)s, column %(column)s", file=name, line=line, column=column)
+        raise InvalidInput(_files.where(name, line, column), _files.shown(cell), accepted, params=params) from None
 
 
 def _cell(cell: Any, read: Callable[[str], float] | None) -> float:
+    if isinstance(cell, bool):  # JSON's true is no count of devices, though Python's float(True) is 1
+        raise TypeError(cell)
     try:
         return float(cell)
     except ValueError:
@@ -519,39 +522,68 @@ def _cell(cell: Any, read: Callable[[str], float] | None) -> float:
         return read(cell)  # InvalidInput is a ValueError too
 
 
-def _read_csv(
-    name: str, lines: list[tuple[int, str]], read_number: Callable[[str], float] | None = None
-) -> tuple[Point, ...]:
-    # Commas, semicolons or tabs (a spreadsheet's copy) between cells.
+def _cells(name: str, number: int, line: str, delimiter: str) -> list[str]:
     try:
-        dialect: Any = csv.Sniffer().sniff(lines[0][1], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    rows = list(csv.reader(io.StringIO("\n".join(line for _, line in lines)), dialect))
-    header = [h.strip().lower() for h in rows[0]]
+        return next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))
+    except csv.Error as exc:
+        raise InvalidInput(
+            _files.where(name, number), _files.excerpt(line), N_("a CSV line (%(reason)s)"), params={"reason": exc}
+        ) from None
+
+
+def _delimiter(header: str) -> str:
+    """The delimiter that gives the header a devices and a throughput column, else the one giving most cells.
+
+    Linear in the header's length: csv.Sniffer's regular expressions take a minute on a long line.
+    """
+    best = _DELIMITERS[0]
+    most = 0
+    for delimiter in _DELIMITERS:
+        try:
+            cells = {h.strip().lower() for h in next(csv.reader([header], delimiter=delimiter))}
+        except csv.Error:
+            continue
+        if {"devices", "throughput"} <= cells:
+            return delimiter
+        if len(cells) > most:
+            best, most = delimiter, len(cells)
+    return best
+
+
+def _read_csv(
+    name: str,
+    first: tuple[int, str],
+    rows: Iterable[tuple[int, str]],
+    read_number: Callable[[str], float] | None = None,
+) -> tuple[Point, ...]:
+    head_number, head_line = first
+    delimiter = _delimiter(head_line)
+    header = [h.strip().lower() for h in _cells(name, head_number, head_line, delimiter)]
     duplicates = sorted({h for h in header if header.count(h) > 1})
     if duplicates:
         raise InvalidInput(
-            _where(name, lines[0][0]),
-            ",".join(rows[0]),
+            _files.where(name, head_number),
+            _files.excerpt(head_line),
             N_("each column once (%(columns)s repeated)"),
-            params={"columns": ", ".join(duplicates)},
+            params={"columns": _files.excerpt(", ".join(duplicates))},
         )
     missing = [c for c in ("devices", "throughput") if c not in header]
     if missing:
         raise InvalidInput(
-            _where(name, lines[0][0]),
-            ",".join(rows[0]),
+            _files.where(name, head_number),
+            _files.excerpt(head_line),
             N_("a header with devices and throughput columns (missing %(missing)s; found %(found)s)"),
-            params={"missing": ", ".join(missing), "found": ", ".join(header) or "—"},
+            params={"missing": ", ".join(missing), "found": _files.excerpt(", ".join(header)) or "—"},
         )
     d_col, a_col = header.index("devices"), header.index("throughput")
     out = []
-    for (number, _), row in zip(lines[1:], rows[1:], strict=True):
+    for count, (number, line) in enumerate(rows, 1):
+        _files.check_rows(count, name, number, line)
+        row = _cells(name, number, line, delimiter)
         if len(row) != len(header):
             raise InvalidInput(
-                _where(name, number),
-                ",".join(row),
+                _files.where(name, number),
+                _files.excerpt(line),
                 N_("%(cells)s cells, as in the header"),
                 params={"cells": len(header)},
             )
@@ -566,29 +598,23 @@ def _read_csv(
     return tuple(out)
 
 
-def _read_jsonl(name: str, lines: list[tuple[int, str]]) -> tuple[Point, ...]:
+def _read_jsonl(name: str, rows: Iterable[tuple[int, str]]) -> tuple[Point, ...]:
     out = []
-    for number, line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                _where(name, number),
-                line[:60],
-                N_("one JSON object per line (%(reason)s)"),
-                params={"reason": exc.msg},
-            ) from None
+    for count, (number, line) in enumerate(rows, 1):
+        _files.check_rows(count, name, number, line)
+        place = _files.where(name, number)
+        record = _files.decode_json(line, place, _files.excerpt(line), N_("one JSON object per line (%(reason)s)"))
         if not isinstance(record, dict):
-            raise InvalidInput(_where(name, number), line[:60], "a JSON object with devices and throughput")
+            raise InvalidInput(place, _files.excerpt(line), "a JSON object with devices and throughput")
         if record.get("complete") is False:
             continue
         for key in ("devices", "throughput"):
             if key not in record:
                 raise InvalidInput(
-                    _where(name, number),
-                    line[:60],
+                    place,
+                    _files.excerpt(line),
                     N_("a %(key)s key (found %(found)s)"),
-                    params={"key": key, "found": ", ".join(record) or "—"},
+                    params={"key": key, "found": _files.excerpt(", ".join(record)) or "—"},
                 )
         out.append(
             Point(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.i18n import Message
 from dpscale.predict.collectives import Link
 
 __all__ = ["link", "presets"]
@@ -67,36 +68,64 @@ def resolve_link(
 
 
 def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
-    """The links a ``dpscale probe`` profile measured, and its devices per node."""
-    import json
-    from pathlib import Path
+    """The links a ``dpscale probe`` profile measured, and its devices per node.
 
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput("network", path, "a profile written by dpscale probe --out") from None
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(
-            "network", path, N_("a readable JSON profile from dpscale probe (%(reason)s)"), params={"reason": exc}
-        ) from None
+    The file is read within MAX_PROFILE_BYTES and decoded by :func:`dpscale._files.decode_json`:
+    a binary, a huge file or JSON nested a hundred thousand deep is one error naming it.
+    """
+    from dpscale import _files
+
+    unreadable = N_("a readable JSON profile from dpscale probe (%(reason)s)")
+    with _files.open_text(
+        path,
+        field="network",
+        most=_files.MAX_PROFILE_BYTES,
+        missing=N_("a profile written by dpscale probe --out"),
+        unreadable=unreadable,
+    ) as stream:
+        text = _files.read_text(stream, "network", str(path), most=_files.MAX_PROFILE_BYTES)
+    data = _files.decode_json(text, "network", str(path), unreadable)
 
     def tier(name: str) -> Link | None:
         entry = data.get(name) if isinstance(data, dict) else None
         if entry is None:
             return None
+        values = []
+        for key, default in (("bandwidth", None), ("latency", None), ("efficiency", 1.0)):
+            value = entry.get(key, default) if isinstance(entry, dict) else None
+            number = _real(value)
+            if number is None:
+                reason = (
+                    Message.of("no %(key)s", key=key)
+                    if value is None
+                    else Message.of("%(key)s is %(value)s", key=key, value=repr(_files.shown(value)))
+                )
+                raise InvalidInput(
+                    "network",
+                    path,
+                    N_("a profile whose %(tier)s tier has bandwidth and latency (%(reason)s)"),
+                    params={"tier": name, "reason": reason},
+                )
+            values.append(number)
         try:
-            return Link(float(entry["bandwidth"]), float(entry["latency"]), float(entry.get("efficiency", 1.0)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidInput(
-                "network",
-                path,
-                N_("a profile whose %(tier)s tier has bandwidth and latency (%(reason)s)"),
-                params={"tier": name, "reason": exc},
-            ) from None
+            return Link(*values)
+        except InvalidInput as exc:  # a bandwidth of 0, an efficiency past 1
+            place = Message.of("%(file)s, %(tier)s %(key)s", file=path, tier=name, key=exc.field)
+            raise exc.as_given(place, exc.value) from None
 
     if not isinstance(data, dict) or (data.get("intra") is None and data.get("inter") is None):
         raise InvalidInput("network", path, "a profile with an intra or inter tier, as dpscale probe writes")
     per_node = data.get("devices_per_node", 1)
-    if not isinstance(per_node, int) or per_node < 1:
+    if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
         raise InvalidInput("network", path, "a profile with devices_per_node, a whole number of at least 1")
     return tier("intra"), tier("inter"), per_node
+
+
+def _real(value: Any) -> float | None:
+    """``value`` as a float if it is a JSON number within float's range, else None (true and false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer of 400 digits
+        return None
