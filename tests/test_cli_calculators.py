@@ -154,7 +154,7 @@ def test_predict_with_an_input_pipeline(capsys: pytest.CaptureFixture[str]) -> N
     assert out.index("double the input pipeline's throughput") < out.index("balance the load")
     code, out, err = run(capsys, *PREDICT, "--intra", "nvlink3", "--input-rate", "500")
     assert (code, out) == (2, "")
-    assert err.startswith("error: input_throughput: got 500.0; expected at least the per-device throughput")
+    assert err.startswith("error: input_rate: got 500.0; expected at least the per-device throughput")
 
 
 def test_predict_json_with_numbers_and_units(capsys: pytest.CaptureFixture[str]) -> None:
@@ -219,11 +219,11 @@ def test_predict_range_in_french(capsys: pytest.CaptureFixture[str], monkeypatch
         ([], "intra_bw"),
         (["--intra", "nvlink9"], "intra"),
         (["--intra-bw", "300"], "intra_bw"),
-        (["--intra", "nvlink3", "--intra-bw", "300GB/s"], "intra_bandwidth"),
+        (["--intra", "nvlink3", "--intra-bw", "300GB/s"], "intra_bw"),
         (["--intra", "nvlink3", "--algorithm", "butterfly"], "algorithm"),
         (["--intra", "nvlink3", "--jitter", "150%"], "jitter"),
         (["--intra", "nvlink3", "--bucket", "25"], "bucket"),
-        (["--intra", "nvlink3", "--inter-latency", "5us"], "inter_bandwidth"),
+        (["--intra", "nvlink3", "--inter-latency", "5us"], "inter_bw"),
     ],
 )
 def test_predict_bad_input(capsys: pytest.CaptureFixture[str], extra: list[str], field: str) -> None:
@@ -303,7 +303,7 @@ def test_hostile_files_are_one_short_line_naming_the_file(
     code, out, err = run(capsys, *command, str(path))
     assert (code, out) == (2, "")
     assert err.count("\n") == 1
-    assert str(path) in err
+    assert path.name in err  # a long path is cut in its middle: the file's name stays
     assert len(err) < 300, err[:300]
 
 
@@ -343,7 +343,7 @@ def test_fit_with_too_few_points_shows_no_nan(capsys: pytest.CaptureFixture[str]
 def test_predict_overflowing_inputs_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "predict", "-d", "8", "-v", "1e-300", "-b", "1e300", "-p", "1M", "--intra", "nvlink3")
     assert code == 2
-    assert err.startswith("error: batch: ")
+    assert err.startswith("error: per_device: got 1e-300; expected a value from 1e-06 to 1e+12")
     assert err.count("\n") == 1
 
 

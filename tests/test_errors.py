@@ -158,7 +158,7 @@ def test_device_counts_stop_at_a_billion(call: object, field: str) -> None:
 @pytest.mark.parametrize(
     ("value", "shown"),
     [
-        ("x" * 4_000_000, "'" + "x" * 58 + "…"),
+        ("x" * 4_000_000, "'" + "x" * 20 + "…" + "x" * 40 + "'"),
         (10**5000, "a 5001-digit integer"),
         (-(10**5000), "-a 5001-digit integer"),
         (list(range(10**5)), "list of 100000 items"),

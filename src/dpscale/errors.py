@@ -87,6 +87,10 @@ class InvalidInput(DpscaleError, ValueError):
         """The same complaint, about ``value`` as the user gave it (the text a number was read from)."""
         return _rebuild(InvalidInput, field, value, self.expected, self.advice)
 
+    def renamed(self, field: str | Message) -> InvalidInput:
+        """The same complaint, of the same kind, about the field as an edge names it (``intra_bw``)."""
+        return _rebuild(type(self), field, self.value, self.expected, self.advice)
+
     def localized(self, lang: str, *, named: bool = True) -> str:
         """The complaint in ``lang`` (``fr`` or ``en``, else English); a text missing from the catalog stays English.
 
@@ -141,15 +145,21 @@ SHOWN = 60  # characters of a value an error echoes: enough to recognise it, nev
 
 
 def show_value(value: Any) -> str:
-    """``value`` as an error shows it: quoted if text, cut to :data:`SHOWN` characters with "…"."""
+    """``value`` as an error shows it: quoted if text, cut to about :data:`SHOWN` characters with "…".
+
+    Long text keeps its start and its end (a path keeps its file name); a huge number or list
+    is described rather than written out.
+    """
     if isinstance(value, str):
-        text = repr(value[: SHOWN + 1])
-    elif isinstance(value, int) and value.bit_length() > 4 * SHOWN:  # str() of 10**5000 raises
-        text = f"{'-' if value < 0 else ''}a {int(value.bit_length() * 0.30103) + 1}-digit integer"
-    elif isinstance(value, (list, tuple, dict)) and len(value) > 8:  # never build the text of a huge container
-        text = f"{type(value).__name__} of {len(value)} items"
-    else:
-        text = str(value)
+        if len(value) <= SHOWN:
+            return repr(value)
+        head, tail = value[: SHOWN // 3], value[-(SHOWN - SHOWN // 3) :]
+        return repr(head)[:-1] + "…" + repr(tail)[1:]
+    if isinstance(value, int) and value.bit_length() > 4 * SHOWN:  # str() of 10**5000 raises
+        return f"{'-' if value < 0 else ''}a {int(value.bit_length() * 0.30103) + 1}-digit integer"
+    if isinstance(value, list | tuple | dict) and len(value) > 8:  # never build the text of a huge container
+        return f"{type(value).__name__} of {len(value)} items"
+    text = str(value)
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from babel import Locale
 from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbol
@@ -21,6 +21,9 @@ from babel.numbers import parse_decimal as _babel_parse_decimal
 from dpscale import _validate
 from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang
+
+if TYPE_CHECKING:
+    from dpscale.inputs import Input
 
 __all__ = [
     "number_reader",
@@ -33,6 +36,10 @@ __all__ = [
     "parse_quantity",
     "parse_scaled_count",
     "parse_seconds",
+    "parse_switch",
+    "parse_variation",
+    "parse_device_list",
+    "read_input",
 ]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
@@ -288,3 +295,39 @@ def parse_variation(text: str, lang: Lang, *, field: str = "jitter") -> float:
     if isinstance(text, str) and text.strip().rstrip("%").strip() in ("0", "0.0", "0,0"):
         return 0.0
     return parse_efficiency(text, lang, field=field)
+
+
+_SWITCH = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+_SWITCH_FR = {"oui": True, "non": False, "vrai": True, "faux": False}
+
+
+def parse_switch(text: str, lang: Lang, *, field: str) -> bool:
+    """``on`` or ``off`` (also true/false, yes/no, 1/0; oui/non in French)."""
+    key = text.strip().lower() if isinstance(text, str) else ""
+    value = _SWITCH.get(key, _SWITCH_FR.get(key) if lang == "fr" else None)
+    if value is None:
+        raise InvalidInput(field, text, "on or off")
+    return value
+
+
+def read_input(item: Input, text: str, lang: Lang) -> Any:
+    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case)."""
+    if item.kind == "choice":
+        return text.strip().lower() if isinstance(text, str) else text
+    if item.kind == "path":
+        return text
+    return _READERS[item.kind](text, lang, field=item.name)
+
+
+_READERS: dict[str, Callable[..., Any]] = {
+    "count": parse_count,
+    "number": parse_number,
+    "fraction": parse_efficiency,
+    "variation": parse_variation,
+    "scaled_count": parse_scaled_count,
+    "bytes": parse_bytes,
+    "bandwidth": parse_bandwidth,
+    "seconds": parse_seconds,
+    "device_list": parse_device_list,
+    "switch": parse_switch,
+}

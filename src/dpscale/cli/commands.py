@@ -6,6 +6,7 @@ command but ``scale`` and ``serve``, so that the seed's command loads and builds
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Callable
@@ -229,132 +230,40 @@ def plan(
     print_plan(result, language)
 
 
-@app.command()
-def predict(
-    devices: Annotated[
-        str,
-        typer.Option("--devices", "-d", help="Device counts: 8,16,64 or a range, 1..1024 (powers of two) or 8..64+8."),
-    ],
-    per_device: Annotated[str, typer.Option("--per-device", "-v", help="v: one device's throughput alone, samples/s.")],
-    batch: Annotated[str, typer.Option("--batch", "-b", help="Per-device micro-batch, in the unit of --per-device.")],
-    params: Annotated[str, typer.Option("--params", "-p", help="Parameters: 25.6M, 7B.")],
-    grad_bytes: Annotated[
-        str, typer.Option("--grad-bytes", help="Bytes per gradient value (4: fp32, 2: fp16/bf16).")
-    ] = "4",
-    accumulation: Annotated[str, typer.Option("--accumulation", "-k", help="Gradient-accumulation micro-steps.")] = "1",
-    devices_per_node: Annotated[
-        str | None, typer.Option("--devices-per-node", "-g", help="Devices in one node [default: 8, or --network's].")
-    ] = None,
-    intra: Annotated[
-        str | None, typer.Option("--intra", help="Preset of the link inside a node: nvlink3, pcie4, ...")
-    ] = None,
-    intra_bw: Annotated[
-        str | None, typer.Option("--intra-bw", help="Per-device bandwidth inside a node: 300GB/s.")
-    ] = None,
-    intra_latency: Annotated[str | None, typer.Option("--intra-latency", help="Latency inside a node: 3us.")] = None,
-    intra_efficiency: Annotated[
-        str | None, typer.Option("--intra-efficiency", help="Share of the bandwidth reached: 80%.")
-    ] = None,
-    inter: Annotated[
-        str | None, typer.Option("--inter", help="Preset of the network between nodes: ib-hdr, eth-100g, ...")
-    ] = None,
-    inter_bw: Annotated[
-        str | None, typer.Option("--inter-bw", help="Network bandwidth per node: 12.5GB/s, 100Gb/s.")
-    ] = None,
-    inter_latency: Annotated[str | None, typer.Option("--inter-latency", help="Network latency: 10us.")] = None,
-    inter_efficiency: Annotated[
-        str | None, typer.Option("--inter-efficiency", help="Share of the bandwidth reached.")
-    ] = None,
-    nics: Annotated[str, typer.Option("--nics", help="Network cards per node, with --inter.")] = "1",
-    network: Annotated[
-        str | None,
-        typer.Option("--network", help="A profile from dpscale probe: its measured links replace the presets."),
-    ] = None,
-    algorithm: Annotated[str, typer.Option("--algorithm", help="auto, ring, tree or hierarchical.")] = "auto",
-    no_overlap: Annotated[
-        bool, typer.Option("--no-overlap", help="All-reduce after the backward pass, not during it.")
-    ] = False,
-    bucket: Annotated[str, typer.Option("--bucket", help="DDP bucket size.")] = "25MiB",
-    input_rate: Annotated[
-        str | None,
-        typer.Option(
-            "--input-rate",
-            help="Samples/s one node's input pipeline (loading, decoding, augmenting) sustains for all its devices.",
-        ),
-    ] = None,
-    jitter: Annotated[str, typer.Option("--jitter", help="Step-time variation across ranks: 2% or 0.02.")] = "2%",
-    show_levers: Annotated[
-        bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")
-    ] = True,
-    as_json: JsonOption = False,
-    lang: LangOption = None,
-) -> None:
-    """Predict the scaling efficiency E(n) from the interconnect, the gradient size and the batch.
-
-    dpscale predict --devices 8,16,64 --per-device 938 --batch 256 --params 25.6M --intra nvlink3 --inter ib-hdr
-    """
+def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: str | None) -> None:
+    from dpscale.cli.definitions import named_as_options, read_values
     from dpscale.cli.render import print_prediction
-    from dpscale.parse import (
-        parse_bandwidth,
-        parse_bytes,
-        parse_device_list,
-        parse_scaled_count,
-        parse_seconds,
-        parse_variation,
-    )
-    from dpscale.predict import model, presets
-    from dpscale.predict.collectives import Link
+    from dpscale.predict.inputs import PREDICT
 
     language = _lang(lang)
-
-    def link(
-        tier: presets.Tier, preset: str | None, bw: str | None, latency: str | None, eff: str | None
-    ) -> Link | None:
-        return presets.resolve_link(
-            tier,
-            preset,
-            None if bw is None else parse_bandwidth(bw, language, field=f"{tier}_bw"),
-            None if latency is None else parse_seconds(latency, language, field=f"{tier}_latency"),
-            None if eff is None else parse_efficiency(eff, language, field=f"{tier}_efficiency"),
-            nics=parse_count(nics, language, field="nics"),
-        )
-
-    intra_link = link("intra", intra, intra_bw, intra_latency, intra_efficiency)
-    inter_link = link("inter", inter, inter_bw, inter_latency, inter_efficiency)
-    per_node = 8 if devices_per_node is None else parse_count(devices_per_node, language, field="devices_per_node")
-    if network is not None:
-        measured_intra, measured_inter, measured_per_node = presets.from_profile(network)
-        intra_link = intra_link or measured_intra
-        inter_link = inter_link or measured_inter
-        if measured_intra is None and intra_link is None:
-            intra_link = measured_inter  # a profile across nodes only: one measured tier for both
-        per_node = measured_per_node if devices_per_node is None else per_node
-    if intra_link is None:
-        raise MissingInput("intra_bw", "--intra-bw (such as 300GB/s) or --intra (such as nvlink3)")
-    workload = model.Workload(
-        parse_number(per_device, language, field="per_device_throughput"),
-        parse_number(batch, language, field="batch"),
-        parse_scaled_count(params, language, field="params"),
-        parse_number(grad_bytes, language, field="grad_bytes"),
-        parse_count(accumulation, language, field="accumulation"),
-        None if input_rate is None else parse_number(input_rate, language, field="input_throughput"),
-    )
-    cluster = model.Cluster(
-        intra_link,
-        per_node,
-        inter_link,
-        algorithm.strip().lower(),  # type: ignore[arg-type]  # validated by Cluster
-        not no_overlap,
-        parse_bytes(bucket, language, field="bucket"),
-        parse_variation(jitter, language),
-    )
-    counts = parse_device_list(devices, language)
-    prediction = model.predict(counts, workload, cluster)
-    found = model.levers(counts, workload, cluster) if show_levers else []
+    with named_as_options(PREDICT):
+        request = PREDICT.build(read_values(PREDICT, given, language))
+        prediction = request.predict()
+        found = request.levers() if show_levers else []
     if as_json:
         _emit_json({**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]})
         return
     print_prediction(prediction, found, language)
+
+
+def _own(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _register_predict() -> None:
+    from dpscale.cli.definitions import command
+    from dpscale.predict.inputs import PREDICT
+
+    levers = Annotated[bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")]
+    doc = """Predict the scaling efficiency E(n) from the interconnect, the gradient size and the batch.
+
+    dpscale predict --devices 8,16,64 --per-device 938 --batch 256 --params 25.6M --intra nvlink3 --inter ib-hdr
+    """
+    own = [_own("show_levers", levers, True), _own("as_json", JsonOption, False), _own("lang", LangOption, None)]
+    app.command("predict")(command(PREDICT, _predict, own, doc))
+
+
+_register_predict()
 
 
 @app.command()

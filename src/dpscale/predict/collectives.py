@@ -24,17 +24,15 @@ Every function takes numbers or numpy arrays (n, S, …) and broadcasts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
+from dpscale.predict.defaults import ALGORITHMS, Algorithm
 
 __all__ = ["Algorithm", "Link", "all_reduce_time", "algbw", "busbw", "hierarchical", "ring", "tree"]
-
-Algorithm = Literal["auto", "ring", "tree", "hierarchical"]
-ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,13 +38,12 @@ import numpy.typing as npt
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
-from dpscale.predict.collectives import ALGORITHMS, Algorithm, Link, candidates
+from dpscale.predict.collectives import Link, candidates
+from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_JITTER, Algorithm
 
 __all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
 
-DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25)
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
-DEFAULT_JITTER = 0.02  # assumption: 2 % step-time variation per rank; measure yours with dpscale measure
 Bottleneck = Literal["compute", "communication", "stragglers", "input"]
 Array = npt.NDArray[Any]
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.i18n import Message
-from dpscale.predict.collectives import Link
+
+if TYPE_CHECKING:
+    from dpscale.predict.collectives import Link
 
 __all__ = ["link", "presets"]
 
@@ -24,6 +26,8 @@ def presets() -> dict[str, dict[str, dict[str, Any]]]:
 
 def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
     """The preset ``name`` of ``tier``; ``nics`` network cards per node multiply a network's bandwidth."""
+    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+
     table = presets()[tier]
     key = name.strip().lower() if isinstance(name, str) else name
     if key not in table:
@@ -49,6 +53,8 @@ def resolve_link(
 
     None when neither a preset nor a bandwidth is given (no such tier: a single node).
     """
+    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+
     if preset is not None and bandwidth is not None:
         raise InvalidInput(f"{tier}_bandwidth", bandwidth, "a preset or a bandwidth, not both")
     if preset is None and bandwidth is None:
@@ -74,6 +80,7 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
     a binary, a huge file or JSON nested a hundred thousand deep is one error naming it.
     """
     from dpscale import _files
+    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
 
     unreadable = N_("a readable JSON profile from dpscale probe (%(reason)s)")
     with _files.open_text(

@@ -215,6 +215,7 @@ class PredictResult:
 
 def _predict(v: dict[str, Any]) -> PredictResult:
     from dpscale.predict import model, presets
+    from dpscale.predict.defaults import DDP_BUCKET_BYTES
 
     intra = presets.resolve_link("intra", v["intra"] or None, v["intra_bandwidth"])
     if intra is None:
@@ -230,7 +231,7 @@ def _predict(v: dict[str, Any]) -> PredictResult:
         inter,
         algorithm,
         v["overlap"] != "off",
-        model.DDP_BUCKET_BYTES,
+        DDP_BUCKET_BYTES,
         v["jitter"] or 0.0,
     )
     return PredictResult(model.predict(v["devices"], workload, cluster), model.levers(v["devices"], workload, cluster))

@@ -1,0 +1,85 @@
+"""A command's options made from a calculator's definition (dpscale.inputs): one per input.
+
+Each input becomes ``--its-name`` (or the spelling the definition gives), read as text in the
+language of ``--lang`` by ``dpscale.parse.read_input``; a switch becomes a flag. The command's
+own options (``--json``, ``--lang``, what to print) come after. Typer reads a function's
+signature, so the command is a function whose ``__signature__`` lists those options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
+
+import typer
+
+from dpscale.errors import InvalidInput
+from dpscale.i18n import Lang
+from dpscale.inputs import Definition, Input
+
+__all__ = ["command", "named_as_options", "read_values"]
+
+
+def _parameter(item: Input) -> inspect.Parameter:
+    names = [item.cli_option, *([item.short] if item.short else [])]
+    shown = item.shown_default
+    help_text = item.help if not shown or "[default" in item.help else f"{item.help} [default: {shown}]"
+    if item.kind == "switch":  # --no-overlap turns off what is on by default, --x turns on what is off
+        annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
+        return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)
+    annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
+    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+
+
+def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> dict[str, Any]:
+    """The values of the options given (text read in ``lang``); None where an option was not given."""
+    from dpscale.parse import read_input
+
+    values: dict[str, Any] = {}
+    for item in definition.on("cli"):
+        text = given.get(item.name)
+        if item.kind == "switch":
+            values[item.name] = (not item.default) if text else None
+        else:
+            values[item.name] = None if text is None else read_input(item, text, lang)
+    return values
+
+
+@contextlib.contextmanager
+def named_as_options(definition: Definition) -> Iterator[None]:
+    """Errors about an input name it as the command line spells it (``intra_bw``, not ``intra_bandwidth``)."""
+    try:
+        yield
+    except InvalidInput as exc:
+        item = definition.get(exc.field)
+        if item is None:
+            raise
+        raise exc.renamed(item.cli_name) from None
+
+
+def command(
+    definition: Definition,
+    run: Callable[..., None],
+    own: list[inspect.Parameter],
+    doc: str,
+) -> Callable[..., None]:
+    """A function Typer registers as a command: the definition's options, then ``own``.
+
+    ``run(values, **own)`` is called with the values read (see :func:`read_values`, in the language
+    of ``own``'s ``lang``, which ``run`` reads itself) and the command's own options.
+    """
+    options = [_parameter(item) for item in definition.on("cli")]
+    names = {p.name for p in options}
+
+    def invoked(**kwargs: Any) -> None:
+        given = {k: v for k, v in kwargs.items() if k in names}
+        run(given, **{k: v for k, v in kwargs.items() if k not in names})
+
+    parameters = [*options, *own]
+    invoked.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    invoked.__annotations__ = {p.name: p.annotation for p in parameters}
+    invoked.__doc__ = doc
+    invoked.__name__ = definition.name
+    return invoked

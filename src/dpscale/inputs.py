@@ -1,0 +1,140 @@
+"""What a calculator takes: one definition of its inputs, shared by the library and every edge.
+
+An :class:`Input` names one value (the key the API, the page's query string and JSON use), says
+how its text is read (:data:`Kind`), what it is, its default, the bounds it is held to, and how
+the command line spells it. A :class:`Definition` is the list of a calculator's inputs and the
+function that builds the core's objects from their values, applying the defaults and every rule
+across fields. The edges read text into values (``dpscale.parse.read_input``) and call
+:meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
+added here once and appears in the CLI, on the page and in the API.
+
+Frozen dataclasses rather than pydantic models: ``import dpscale`` and the CLI's start-up stay
+light, and the web layer derives its pydantic query models from these (``dpscale.web.api``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from dpscale.errors import N_, InvalidInput, MissingInput
+
+__all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
+
+# How an input's text is read, and the type of its value:
+#   count (int), number, fraction (0.9 or 90 %), variation (0 to < 1: 2 % or 0.02), scaled_count
+#   (25.6M, 7B), bytes (25MiB), bandwidth (bytes/s from 100Gb/s), seconds (5us), device_list
+#   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
+#   the CLI reads; no page or API takes a path on the server).
+Kind = Literal[
+    "count",
+    "number",
+    "fraction",
+    "variation",
+    "scaled_count",
+    "bytes",
+    "bandwidth",
+    "seconds",
+    "device_list",
+    "choice",
+    "switch",
+    "path",
+]
+Edge = Literal["cli", "page", "api"]
+Values = Mapping[str, Any]  # input name -> value read (None: not given)
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One input of a calculator."""
+
+    name: str  # the key: API parameter, query-string field, JSON
+    kind: Kind
+    help: str  # what it is, one line in English: the CLI's help, the API's description
+    default: Any = None  # the value when not given; None: none (the definition's rules decide)
+    required: bool = False
+    low: float | None = None  # bounds the schema states (the core checks its own values too)
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    option: str | None = None  # the CLI's spelling, if not --name-with-dashes (a switch: its --no- form)
+    short: str | None = None  # the CLI's one-letter alias: -d
+    example: tuple[str, str] | None = None  # what the page is prefilled with: (French, English)
+    edges: tuple[Edge, ...] = ("cli", "page", "api")
+    group: str = ""  # where the page shows it: a fieldset's name
+    unit: str = ""  # what a bare API number means: "bytes/s", "s"
+    default_text: str = ""  # the default as people write it, where that is not the number: 25MiB, 2%
+
+    @property
+    def shown_default(self) -> str:
+        """The default as the CLI's help says it ("" when there is none to say)."""
+        if self.default_text or self.default is None or isinstance(self.default, bool):
+            return self.default_text
+        return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+    @property
+    def cli_option(self) -> str:
+        return self.option or "--" + self.name.replace("_", "-")
+
+    @property
+    def cli_name(self) -> str:
+        """The input as the CLI's errors name it: its option without dashes (``intra_bw``)."""
+        return self.cli_option.lstrip("-").replace("-", "_")
+
+    @property
+    def help_accepted(self) -> str:
+        return self.help.rstrip(".")
+
+    def check(self, value: Any) -> Any:
+        """``value`` if within the bounds and choices (each element of a list), else InvalidInput."""
+        if value is None:
+            return None
+        if self.choices and value not in self.choices:
+            raise InvalidInput(self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.choices)})
+        if self.low is None and self.high is None:
+            return value
+        for number in value if isinstance(value, list | tuple) else [value]:
+            if not (self.low is None or number >= self.low) or not (self.high is None or number <= self.high):
+                raise InvalidInput(
+                    self.name,
+                    value,
+                    N_("a value from %(low)s to %(high)s"),
+                    params={"low": _g(self.low), "high": _g(self.high)},
+                )
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A calculator's inputs and how their values become the core's objects."""
+
+    name: str
+    inputs: tuple[Input, ...]
+    build: Callable[[Values], Any]
+
+    def on(self, edge: Edge) -> tuple[Input, ...]:
+        """The inputs ``edge`` takes."""
+        return tuple(i for i in self.inputs if edge in i.edges)
+
+    def get(self, name: str) -> Input | None:
+        return next((item for item in self.inputs if item.name == name), None)
+
+    def complete(self, values: Values) -> dict[str, Any]:
+        """``values`` with every input present, the default where one was not given, each within its bounds.
+
+        MissingInput for a required input not given; InvalidInput for a value past its bounds or
+        not among its choices.
+        """
+        out: dict[str, Any] = {}
+        for item in self.inputs:
+            value = values.get(item.name)
+            if value is None:
+                if item.required:
+                    raise MissingInput(item.name, item.help_accepted)
+                value = item.default
+            out[item.name] = item.check(value)
+        return out
+
+
+def _g(bound: float | None) -> str:
+    return "any" if bound is None else f"{bound:g}"

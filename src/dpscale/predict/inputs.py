@@ -1,0 +1,272 @@
+"""The inputs of ``predict``, once: the CLI's options, the page's fields and the API's parameters.
+
+:data:`PREDICT` lists them; :func:`build` turns their values into the device counts, the
+:class:`~dpscale.predict.model.Workload` and the :class:`~dpscale.predict.model.Cluster` the model
+takes, with every rule across them: a link from a preset or a bandwidth (not both), a network
+profile filling the links it measured, the devices per node of that profile, a bandwidth inside
+a node being required. No numpy here until :func:`build` runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dpscale.errors import MissingInput
+from dpscale.inputs import Definition, Input, Values
+from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_DEVICES_PER_NODE, DEFAULT_JITTER
+from dpscale.predict.presets import presets
+
+if TYPE_CHECKING:
+    from dpscale.predict.model import Cluster, Lever, Prediction, Workload
+
+__all__ = ["PREDICT", "Request", "build"]
+
+_INTRA = tuple(sorted(presets()["intra"]))
+_INTER = tuple(sorted(presets()["inter"]))
+
+
+def _tier(
+    tier: str, names: tuple[str, ...], example: str, where: str, per: str, bandwidth: str, latency: str
+) -> tuple[Input, ...]:
+    return (
+        Input(
+            tier,
+            "choice",
+            f"Preset of the {where}: {example}, ... (see presets.toml).",
+            choices=names,
+            example=(example, example),
+            group="cluster",
+        ),
+        Input(
+            f"{tier}_bandwidth",
+            "bandwidth",
+            f"Bandwidth of the {where} per {per}, instead of a preset: {bandwidth}.",
+            low=1e6,
+            high=1e15,
+            option=f"--{tier}-bw",
+            group="cluster",
+            unit="bytes/s",
+        ),
+        Input(
+            f"{tier}_latency",
+            "seconds",
+            f"Latency of the {where}: {latency} [default: the preset's].",
+            low=0,
+            high=1,
+            group="advanced",
+            unit="s",
+        ),
+        Input(
+            f"{tier}_efficiency",
+            "fraction",
+            f"Share of the bandwidth an all-reduce reaches on the {where}: 80% [default: the preset's].",
+            low=0.01,
+            high=1,
+            group="advanced",
+        ),
+    )
+
+
+PREDICT_INPUTS = (
+    Input(
+        "devices",
+        "device_list",
+        "Device counts: 8,16,64 or a range, 1..1024 (powers of two) or 8..64+8.",
+        required=True,
+        low=1,
+        high=10**9,
+        short="-d",
+        example=("1..256", "1..256"),
+        group="workload",
+    ),
+    Input(
+        "per_device_throughput",
+        "number",
+        "v: one device's throughput alone, samples/s.",
+        required=True,
+        low=1e-6,
+        high=1e12,
+        option="--per-device",
+        short="-v",
+        example=("938", "938"),
+        group="workload",
+    ),
+    Input(
+        "batch",
+        "number",
+        "Per-device micro-batch, in the unit of the throughput.",
+        required=True,
+        low=1e-6,
+        high=1e6,
+        short="-b",
+        example=("256", "256"),
+        group="workload",
+    ),
+    Input(
+        "params",
+        "scaled_count",
+        "Parameters: 25.6M, 7B.",
+        required=True,
+        low=1,
+        high=1e15,
+        short="-p",
+        example=("25,6M", "25.6M"),
+        group="workload",
+    ),
+    Input(
+        "grad_bytes",
+        "number",
+        "Bytes per gradient value (4: fp32, 2: fp16/bf16).",
+        default=4.0,
+        low=0.125,
+        high=16,
+        example=("4", "4"),
+        group="workload",
+    ),
+    Input(
+        "accumulation",
+        "count",
+        "Gradient-accumulation micro-steps.",
+        default=1,
+        low=1,
+        high=10**6,
+        short="-k",
+        example=("1", "1"),
+        group="workload",
+    ),
+    Input(
+        "input_throughput",
+        "number",
+        "Samples/s one node's input pipeline (loading, decoding, augmenting) sustains for all its devices.",
+        low=1e-6,
+        high=1e15,
+        option="--input-rate",
+        group="workload",
+    ),
+    Input(
+        "devices_per_node",
+        "count",
+        f"Devices in one node [default: {DEFAULT_DEVICES_PER_NODE}, or the network profile's].",
+        low=1,
+        high=1024,
+        short="-g",
+        example=("8", "8"),
+        group="cluster",
+    ),
+    *_tier("intra", _INTRA, "nvlink3", "link inside a node", "device", "300GB/s", "3us"),
+    *_tier("inter", _INTER, "ib-hdr", "network between nodes", "network card", "100Gb/s, 12.5GB/s", "10us"),
+    Input(
+        "nics",
+        "count",
+        "Network cards per node, with inter.",
+        default=1,
+        low=1,
+        high=64,
+        example=("4", "4"),
+        group="cluster",
+    ),
+    Input(
+        "network",
+        "path",
+        "A profile from dpscale probe: its measured links replace the presets.",
+        edges=("cli",),
+    ),
+    Input(
+        "algorithm",
+        "choice",
+        "The all-reduce: auto, ring, tree or hierarchical.",
+        default="auto",
+        choices=ALGORITHMS,
+        example=("auto", "auto"),
+        group="cluster",
+    ),
+    Input(
+        "overlap",
+        "switch",
+        "Overlap the all-reduce with the backward pass (on), or run it after (off: --no-overlap).",
+        default=True,
+        option="--no-overlap",
+        example=("on", "on"),
+        group="cluster",
+    ),
+    Input(
+        "bucket_bytes",
+        "bytes",
+        "DDP bucket size.",
+        default=float(DDP_BUCKET_BYTES),
+        low=1024,
+        high=1e12,
+        option="--bucket",
+        group="advanced",
+        unit="bytes",
+        default_text="25MiB",
+    ),
+    Input(
+        "jitter",
+        "variation",
+        "Step-time variation across ranks: 2% or 0.02.",
+        default=DEFAULT_JITTER,
+        default_text="2%",
+        low=0,
+        high=0.5,
+        example=("2 %", "2%"),
+        group="cluster",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A prediction asked for: the device counts, what each device runs, the cluster."""
+
+    devices: tuple[int, ...]
+    workload: Workload
+    cluster: Cluster
+
+    def predict(self) -> Prediction:
+        from dpscale.predict import model
+
+        return model.predict(list(self.devices), self.workload, self.cluster)
+
+    def levers(self) -> list[Lever]:
+        from dpscale.predict import model
+
+        return model.levers(list(self.devices), self.workload, self.cluster)
+
+
+def build(values: Values) -> Request:
+    """The request the values of :data:`PREDICT_INPUTS` describe (a value None: not given)."""
+    from dpscale.predict import model, presets
+
+    v = PREDICT.complete(values)
+    intra = presets.resolve_link("intra", v["intra"], v["intra_bandwidth"], v["intra_latency"], v["intra_efficiency"])
+    inter = presets.resolve_link(
+        "inter", v["inter"], v["inter_bandwidth"], v["inter_latency"], v["inter_efficiency"], nics=v["nics"]
+    )
+    per_node = v["devices_per_node"]
+    if v["network"] is not None:
+        measured_intra, measured_inter, measured_per_node = presets.from_profile(v["network"])
+        intra = intra or measured_intra or (measured_inter if measured_intra is None else None)
+        inter = inter or measured_inter
+        per_node = per_node or measured_per_node
+    if intra is None:
+        raise MissingInput(
+            "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
+        )
+    workload = model.Workload(
+        v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"], v["input_throughput"]
+    )
+    cluster = model.Cluster(
+        intra,
+        per_node or DEFAULT_DEVICES_PER_NODE,
+        inter,
+        v["algorithm"],
+        v["overlap"],
+        v["bucket_bytes"],
+        v["jitter"],
+    )
+    return Request(tuple(v["devices"]), workload, cluster)
+
+
+PREDICT = Definition("predict", PREDICT_INPUTS, build)
