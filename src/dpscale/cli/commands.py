@@ -440,6 +440,11 @@ def _cluster(
     )
 
 
+def _stopped(exc: Any) -> None:
+    """Say that SIGTERM or SIGHUP ended the run (the core ended its processes; the exit status is 128 + N)."""
+    print(f"dpscale: stopped by {exc.name}; every process of the run was ended", file=sys.stderr)
+
+
 def _measure_module() -> Any:
     try:
         from dpscale.measure import launcher
@@ -511,9 +516,13 @@ def measure(
     ):
         warnings.simplefilter("always", RuntimeWarning)
         task = bar.add_task("measuring", total=len(sizes) * options["repeats"])
-        found = launcher.measure(
-            sizes, cluster=base, out=out, progress=lambda done, total: bar.update(task, completed=done), **options
-        )
+        try:
+            found = launcher.measure(
+                sizes, cluster=base, out=out, progress=lambda done, total: bar.update(task, completed=done), **options
+            )
+        except launcher.Terminated as exc:
+            _stopped(exc)
+            raise
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if as_json:
@@ -566,7 +575,11 @@ def probe(
     size = parse_bytes(max_bytes, language, field="max_bytes")
     if not 8 <= size <= 2**30:
         raise InvalidInput("max_bytes", max_bytes, "from 8 bytes to 1024 MiB")
-    profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
+    try:
+        profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
+    except launcher.Terminated as exc:
+        _stopped(exc)
+        raise
     if as_json:
         _emit_json(profile)
         return

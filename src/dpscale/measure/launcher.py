@@ -1,9 +1,11 @@
 """``dpscale measure`` and ``dpscale probe``: torchrun at each size, faults turned into clear errors.
 
 Each run is ``torchrun`` (``python -m torch.distributed.run``) in a session of its own, so that
-a timeout or Ctrl-C ends every process it started. The workers note when they have joined and how
-far they got, which is how a failure names the rank that crashed, hung or never joined. Nothing
-is written as complete unless every rank finished.
+a timeout, Ctrl-C, SIGTERM or SIGHUP ends every process it started and removes the run's folder;
+if the launcher is killed outright (SIGKILL), torchrun and the workers notice and end themselves
+(see :mod:`dpscale.measure._lifeline`). The workers note when they have joined and how far they
+got, which is how a failure names the rank that crashed, hung or never joined. Nothing is written
+as complete unless every rank finished.
 """
 
 from __future__ import annotations
@@ -16,18 +18,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from dpscale._validate import WHOLE_NUMBER
 from dpscale.errors import N_, InvalidInput, RunFailed
-from dpscale.measure import records
+from dpscale.measure import _lifeline, records
 
-__all__ = ["Cluster", "fit_alpha_beta", "measure", "probe"]
+__all__ = ["Cluster", "Terminated", "fit_alpha_beta", "measure", "probe"]
 
 # torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
 MAX_PARAMS = 1e9  # 4 GB of fp32 weights and as much again of gradients, on every rank
@@ -87,8 +91,15 @@ class Cluster:
         return max(1, cores // self.nproc_per_node)
 
 
-def _torchrun(cluster: Cluster) -> list[str]:
-    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={cluster.nproc_per_node}"]
+def _torchrun(cluster: Cluster, logs: Path) -> list[str]:
+    # torchrun's own files (a folder per run, which it leaves behind) go in the run's folder.
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={cluster.nproc_per_node}",
+        f"--log-dir={logs}",
+    ]
     if cluster.nnodes == 1 and cluster.rdzv_endpoint is None:
         return [*argv, "--standalone"]
     if cluster.rdzv_endpoint is None:
@@ -107,19 +118,80 @@ def _torchrun(cluster: Cluster) -> list[str]:
     ]
 
 
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived during a run: its processes were ended and its folder removed.
+
+    A :class:`SystemExit` with status 128 + the signal's number, as the signal itself would have
+    ended the process, but only once the run is cleaned up; ``signum`` is the signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return _signal_name(self.signum)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 @contextlib.contextmanager
-def _session(argv: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _ended_by_signals() -> Iterator[None]:
+    """While a run lasts, SIGTERM and SIGHUP raise :class:`Terminated` where they would end the process.
+
+    Only signals left at their default (which kills at once, leaving torchrun and the workers
+    running and the run's folder behind); a handler of the program's own, or an ignored SIGHUP
+    (``nohup``), is left alone. The first signal raises; those after it, while the run is being
+    cleaned up, are let go. Outside the main thread Python cannot catch signals: nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if not caught:
+            caught.append(signum)
+            raise Terminated(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextlib.contextmanager
+def _session(argv: list[str], env: dict[str, str], log: Path, status: Path) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(  # the preexec function only calls prctl: safe beside threads
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_lifeline.dies_with_parent(),
+        )
         try:
             yield proc
         finally:
             if proc.poll() is None:
                 _kill(proc)
+            _end_workers(status)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """End torchrun and every worker it started: they share its session."""
+    """End torchrun and its session; torchrun ends the workers it started (each in a session of its own)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
@@ -128,6 +200,23 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _end_workers(status: Path) -> None:
+    """SIGKILL the workers still running once torchrun is gone (each noted its pid in ``status``).
+
+    Torchrun ends them itself unless it had to be killed; then they would leave on their own
+    (see :mod:`dpscale.measure._lifeline`), but only after the run's folder is removed, which
+    they might still be writing to.
+    """
+    for note in status.glob("pid-*"):
+        try:
+            pid = int(note.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if _lifeline.runs_in(pid, status):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
@@ -172,15 +261,16 @@ def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, 
 
 
 def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
+    """One torchrun of ``job``; rank 0's result (``{}`` on the other nodes). Raises RunFailed, Terminated."""
     backend = cluster.resolved_backend()
     threads = cluster.threads_per_rank()
-    with tempfile.TemporaryDirectory(prefix="dpscale-") as tmp:
+    with _ended_by_signals(), tempfile.TemporaryDirectory(prefix="dpscale-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
         status = work / "status"
         status.mkdir()
         result = work / "result.json"
         argv = [
-            *_torchrun(cluster),
+            *_torchrun(cluster, work / "torchrun"),
             "-m",
             "dpscale.measure.worker",
             job,
@@ -192,10 +282,11 @@ def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
         ]
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "DPSCALE_THREADS": str(threads), **cluster.env}
         env.setdefault("LOGLEVEL", "ERROR")
+        env.update({_lifeline.LAUNCHER_PID: str(os.getpid()), _lifeline.RUN_DIR: str(work)})
         log = work / "torchrun.log"
         deadline = time.monotonic() + 2 * cluster.timeout + 30
         timed_out = False
-        with _session(argv, env, log) as proc:
+        with _session(argv, env, log, status) as proc:
             while proc.poll() is None:
                 if time.monotonic() > deadline:
                     timed_out = True
