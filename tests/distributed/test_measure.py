@@ -88,10 +88,23 @@ def test_a_crashed_rank_is_named_and_nothing_is_recorded(tmp_path: Path) -> None
         measure([2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
     assert time.monotonic() - start < 60
     message = str(caught.value)
-    assert "rank 1 exited with status 3" in message
-    assert "no record written" in message
+    assert "rank 1 exited with status 3; rank 0 was then stopped by torchrun" in message
+    assert message.endswith("; no record written")
+    for noise in ("error_file", "<N/A>", "https://", "Traceback", "traceback", "ChildFailedError"):
+        assert noise not in message  # torchrun's own words
     assert not out.exists()
     assert workers_left() == []
+
+
+def test_a_failure_after_a_recorded_size_says_that_record_is_kept(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    cluster = Cluster(timeout=20, env={"DPSCALE_FAULT": "crash:1:1"})  # rank 1 exists at 2 ranks only
+    with pytest.raises(RunFailed) as caught:
+        measure([1, 2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith("train on 2 ranks did not complete: rank 1 exited with status 3")
+    assert message.endswith(f"; no record written at this size; the record for 1 rank, measured before, is in {out}")
+    assert [json.loads(line)["devices"] for line in out.read_text(encoding="utf-8").splitlines()] == [1]
 
 
 def test_a_rank_that_never_joins(tmp_path: Path) -> None:

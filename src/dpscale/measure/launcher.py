@@ -39,6 +39,17 @@ MAX_PROBE_BYTES = 2**30
 
 _EXITCODE = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
 _TIMED_OUT = re.compile(r"^\[rank(\d+)\]:.*(?:Timed out|timed out|Timeout)", re.M)
+# The last line of a traceback, "[rank1]: ValueError: ..." (or unprefixed before the rank joined).
+_RAISED = re.compile(
+    r"^(?:\[rank(\d+)\]:[ \t]*)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception))(?::[ \t]*(.*))?$", re.M
+)
+_TORCHRUN_OWN = ("ChildFailedError",)  # torchrun's summary of the failure, not its cause
+_SOURCE_PLACE = re.compile(r"^\[[^\]]*:\d+\]\s*")  # gloo's "[/path/pair.cc:537] " before its message
+
+
+def _clip(text: str, most: int = 80) -> str:
+    """``text`` cut short for a message."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -227,21 +238,59 @@ def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
     return joined, steps
 
 
+def _causes(text: str) -> tuple[dict[int, str], str | None]:
+    """The exception each rank ended with, in a sentence, and the last one no rank prefixed."""
+    ranked: dict[int, str] = {}
+    loose = None
+    for rank, name, message in _RAISED.findall(text):
+        if name in _TORCHRUN_OWN:
+            continue
+        said = _SOURCE_PLACE.sub("", message.strip())
+        said = re.split(r"(?<=[a-z0-9)])\. ", said, maxsplit=1)[0].rstrip(".")  # its first sentence
+        cause = _clip(said if said and name == "RuntimeError" else f"{name}: {said}" if said else name, 160)
+        if rank:
+            ranked[int(rank)] = cause
+        else:
+            loose = cause
+    return ranked, loose
+
+
 def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, timed_out: bool, timeout: float) -> str:
+    """Which rank failed and why, in sentences, from the workers' notes and torchrun's log.
+
+    Torchrun's own words (its summary, tracebacks, the URL of its docs) stay out: from them come
+    only each rank's exit status, the first to fail ("Root Cause") and the exception it raised.
+    """
     joined, steps = _progress(status, world)
     absent = [r for r in range(world) if r not in joined]
     parts = [f"{what} on {world} rank{'s' if world > 1 else ''} did not complete"]
     text = log.read_text(errors="replace") if log.exists() else ""
-    failed = sorted({(int(rank), int(code_)) for rank, code_ in _EXITCODE.findall(text)})
+    failed = {int(rank): int(code_) for rank, code_ in _EXITCODE.findall(text)}
+    root_at = text.find("Root Cause")
+    first = _EXITCODE.search(text, root_at) if root_at >= 0 else None
+    root = int(first.group(1)) if first else None
+    ranked, loose = _causes(text)
     waited = {int(r) for r in _TIMED_OUT.findall(text)}
-    for rank, code_ in failed:
-        if code_ >= 0:
-            why = " (timed out waiting for the others)" if rank in waited else ""
-            parts.append(f"rank {rank} exited with status {code_}{why}")
-        elif waited and rank not in waited:
-            parts.append(f"rank {rank} stopped responding and was ended (signal {-code_})")
+    if root is not None and root not in ranked and loose is not None:
+        ranked[root] = loose  # raised before the rank had joined, so before its lines were prefixed
+        if re.search(r"timed out|timeout", loose, re.I):
+            waited.add(root)
+    hung = [r for r in sorted(failed) if failed[r] < 0 and waited and r not in waited]
+    culprits = hung + [r for r in [root] if r in failed and r not in hung]
+    for rank in culprits + [r for r in sorted(failed) if r not in culprits]:
+        code_ = failed[rank]
+        if rank in absent and code_ < 0:
+            continue  # said below: it never joined
+        if rank in hung:
+            parts.append(f"rank {rank} stopped responding and was ended ({_signal_name(-code_)})")
+        elif code_ >= 0:
+            why = "timed out waiting for the others" if rank in waited else ranked.get(rank)
+            parts.append(f"rank {rank} exited with status {code_}" + (f" ({why})" if why else ""))
+        elif culprits and rank not in culprits:
+            parts.append(f"rank {rank} was then stopped by torchrun")
         else:
-            parts.append(f"rank {rank} was ended by signal {-code_}")
+            why = ranked.get(rank)
+            parts.append(f"rank {rank} was ended by {_signal_name(-code_)}" + (f" ({why})" if why else ""))
     if absent and len(absent) < world:
         parts.append(f"rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} never joined")
     elif absent:
@@ -253,11 +302,8 @@ def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, 
     if timed_out:
         parts.append(f"stopped after the {timeout:g} s timeout")
     elif code is not None and code != 0 and not failed:
-        parts.append(f"torchrun exited with status {code}")
-    last = [line for line in text.splitlines() if "Error" in line or "error" in line or "what():" in line]
-    if last and (not failed or any(code_ < 0 for _, code_ in failed)):
-        parts.append(last[-1].strip()[:200])
-    return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "") + "; no record written"
+        parts.append(f"torchrun exited with status {code}" + (f" ({loose})" if loose else ""))
+    return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "")
 
 
 def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
@@ -300,6 +346,17 @@ def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
             return {}
         data: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
         return data
+
+
+def _measured_before(devices: list[int], out: str | os.PathLike[str] | None) -> str:
+    """What a failed measurement leaves: the records of the sizes done before it, if any."""
+    if not devices or out is None:
+        return "no record written"
+    several = len(devices) > 1
+    sizes = ", ".join(map(str, devices[:-1])) + f" and {devices[-1]}" if several else str(devices[0])
+    what = f"the record{'s' if several else ''} for {sizes} rank{'' if devices == [1] else 's'}"
+    where = _clip(os.fspath(out))
+    return f"no record written at this size; {what}, measured before, {'are' if several else 'is'} in {where}"
 
 
 def measure(
@@ -351,26 +408,25 @@ def measure(
             )
     total = len(sizes) * repeats
     done = 0
+    recorded: list[int] = []  # the sizes whose record is written, for the message if a later one fails
     out_records: list[dict[str, Any]] = []
     single: float | None = None
     single_ci: tuple[float, float] | None = None
     for n in sorted(set(sizes)):
         cluster_n = Cluster(**{**base.__dict__, "nproc_per_node": n})
         runs = []
+        options = [
+            f"--workload={workload}",
+            f"--params={params}",
+            f"--batch={batch}",
+            f"--steps={steps}",
+            f"--warmup={warmup}",
+        ]
         for _ in range(repeats):
-            runs.append(
-                _run(
-                    "train",
-                    cluster_n,
-                    [
-                        f"--workload={workload}",
-                        f"--params={params}",
-                        f"--batch={batch}",
-                        f"--steps={steps}",
-                        f"--warmup={warmup}",
-                    ],
-                )
-            )
+            try:
+                runs.append(_run("train", cluster_n, options))
+            except RunFailed as exc:
+                raise RunFailed(f"{exc}; {_measured_before(recorded, out)}") from None
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -419,6 +475,7 @@ def measure(
                 record["efficiency_ci"] = [low / (world * single_ci[1]), high / (world * single_ci[0])]
         if out is not None:
             records.append(out, record)
+            recorded.append(world)
         out_records.append(record)
     return out_records
 
@@ -470,7 +527,10 @@ def probe(
         )
     if c.world_size < 2:
         raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
-    data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
+    try:
+        data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
+    except RunFailed as exc:
+        raise RunFailed(f"{exc}; no profile written") from None
     if not data:
         return {}
     world = data["world_size"]
