@@ -1,14 +1,25 @@
-"""The launcher's diagnosis, without starting a rank: a failed run told from torchrun's log in clean sentences."""
+"""The launcher's checks and diagnosis, without starting a rank.
+
+Every input, the output path included, is refused before any rank starts (``_run`` is replaced by
+one that fails the test), and a failed run is told from torchrun's log in clean sentences.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from dpscale import InvalidInput, MissingInput
 from dpscale.measure import launcher
+from dpscale.measure.launcher import Cluster, measure, probe
 
 pytestmark = pytest.mark.distributed
+SMALL: dict[str, Any] = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 1}
 
 # torchrun's log when rank 1 exits with status 3 at its second step (torch 2.13, trimmed).
 CRASH = """\
@@ -120,3 +131,130 @@ def test_torchrun_failing_alone_is_told_by_its_exception(tmp_path: Path) -> None
         "probe on 2 ranks did not complete: no rank joined the process group (rendezvous did not form); "
         "torchrun exited with status 1 (RendezvousTimeoutError)"
     )
+
+
+@pytest.fixture
+def no_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    def started(*args: object) -> dict[str, Any]:
+        raise AssertionError("a rank was started")
+
+    monkeypatch.setattr(launcher, "_run", started)
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.parametrize(
+    ("changes", "field", "accepted"),
+    [
+        ({"batch": 10**15}, "batch", "from 1 to 65536"),
+        ({"batch": 0}, "batch", "from 1 to 65536"),
+        ({"steps": 10**9}, "steps", "from 1 to 100000"),
+        ({"warmup": -1}, "warmup", "from 0 to 100000"),
+        ({"repeats": 10**6}, "repeats", "from 1 to 1000"),
+        ({"params": 1e300}, "params", "from 1k to 1e+09"),
+        ({"params": float("nan")}, "params", "from 1k to 1e+09"),
+        ({"workload": "resnet"}, "workload", "one of mlp, cnn, transformer"),
+    ],
+)
+def test_measure_refuses_out_of_range_values(changes: dict[str, Any], field: str, accepted: str) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(accepted)) as caught:
+        measure([1], **{**SMALL, **changes})
+    assert caught.value.field == field
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_measure_refuses_more_ranks_per_node_than_the_bound() -> None:
+    with pytest.raises(InvalidInput, match="from 1 to 1024") as caught:
+        measure([1, 10**6], **SMALL)
+    assert caught.value.field == "nproc"
+    for sizes in ([], 4, "12", [1] * 1000 + [0]):
+        with pytest.raises(InvalidInput, match="from 1 to 1024"):
+            measure(sizes, **SMALL)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "accepted"),
+    [
+        ({"nproc_per_node": 10**6}, "nproc", "ranks per node, from 1 to 1024"),
+        ({"nproc_per_node": 0}, "nproc", "ranks per node, from 1 to 1024"),
+        ({"timeout": 1e300}, "timeout", "from 1 s to 24 h"),
+        ({"timeout": float("nan")}, "timeout", "from 1 s to 24 h"),
+        ({"timeout": 0.01}, "timeout", "from 1 s to 24 h"),
+        ({"threads": 10**9}, "threads", "from 1 to 4096"),
+        ({"nnodes": 0}, "nnodes", "a whole number of at least 1"),
+        ({"nnodes": 10**9, "rdzv_endpoint": "h:1"}, "nnodes", "from 1 to 65536"),
+        ({"nnodes": 2, "node_rank": 2, "rdzv_endpoint": "10.0.0.1:29500"}, "node_rank", "a rank from 0 to 1"),
+        ({"nnodes": 2, "rdzv_endpoint": "10.0.0.1:70000"}, "rdzv_endpoint", "host:port of node 0"),
+        ({"nnodes": 2, "rdzv_endpoint": "a b"}, "rdzv_endpoint", "host:port of node 0"),
+        ({"local_addr": "x;rm"}, "local_addr", "a host name or an IP address"),
+        ({"backend": "mpi"}, "backend", "auto, gloo or nccl"),
+    ],
+)
+def test_a_cluster_is_checked_when_made(changes: dict[str, Any], field: str, accepted: str) -> None:
+    with pytest.raises(InvalidInput, match=accepted) as caught:
+        Cluster(**changes)
+    assert caught.value.field == field
+
+
+def test_several_nodes_need_the_rendezvous() -> None:
+    with pytest.raises(MissingInput, match="host:port of node 0, with --nnodes above 1"):
+        Cluster(nnodes=2)
+    assert Cluster(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_probe_refuses_out_of_range_values() -> None:
+    for changes, field in (({"max_bytes": 2**40}, "max_bytes"), ({"reps": 10**9}, "reps"), ({"warmup": -1}, "warmup")):
+        with pytest.raises(InvalidInput) as caught:
+            probe(Cluster(nproc_per_node=2), **changes)
+        assert caught.value.field == field
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.parametrize("run", ["measure", "probe"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_rank_starts(tmp_path: Path, run: str) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+
+    def start(out: Path | str) -> object:
+        if run == "measure":
+            return measure([1], out=out, **SMALL)
+        return probe(Cluster(nproc_per_node=2), max_bytes=64, reps=1, out=out)
+
+    for out, accepted in (
+        (tmp_path, "not a folder"),
+        (a_file / "runs.jsonl", "a-file is a file"),
+        (a_file / "deeper" / "runs.jsonl", "a-file is a file"),
+        ("", "a file path"),
+    ):
+        with pytest.raises(InvalidInput, match=accepted) as caught:
+            start(out)
+        assert caught.value.field == "out"
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
+def test_an_output_in_a_folder_one_may_not_write_is_refused(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(InvalidInput, match="a folder you can write to"):
+            measure([1], out=locked / "new" / "runs.jsonl", **SMALL)
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_an_output_whose_folders_are_missing_is_accepted(tmp_path: Path) -> None:
+    assert launcher._output("out", tmp_path / "new" / "deeper" / "runs.jsonl") == tmp_path / "new/deeper/runs.jsonl"
+    assert not (tmp_path / "new").exists()  # made when the record is written, not before
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_an_output_one_may_not_write_is_refused_even_as_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    existing = tmp_path / "runs.jsonl"
+    existing.write_text("")
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)  # as a read-only file system answers
+    with pytest.raises(InvalidInput, match="a file you can write to"):
+        measure([1], out=existing, **SMALL)
+    with pytest.raises(InvalidInput, match="a folder you can write to"):
+        probe(Cluster(nproc_per_node=2), out=tmp_path / "network.json")

@@ -5,7 +5,8 @@ a timeout, Ctrl-C, SIGTERM or SIGHUP ends every process it started and removes t
 if the launcher is killed outright (SIGKILL), torchrun and the workers notice and end themselves
 (see :mod:`dpscale.measure._lifeline`). The workers note when they have joined and how far they
 got, which is how a failure names the rank that crashed, hung or never joined. Nothing is written
-as complete unless every rank finished.
+as complete unless every rank finished. Every input, the output path included, is checked before
+any rank starts.
 """
 
 from __future__ import annotations
@@ -28,15 +29,27 @@ from types import FrameType
 from typing import Any
 
 from dpscale._validate import WHOLE_NUMBER
-from dpscale.errors import N_, InvalidInput, RunFailed
+from dpscale.errors import N_, InvalidInput, MissingInput, RunFailed
 from dpscale.measure import _lifeline, records
 
 __all__ = ["Cluster", "Terminated", "fit_alpha_beta", "measure", "probe"]
 
-# torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
 MAX_PARAMS = 1e9  # 4 GB of fp32 weights and as much again of gradients, on every rank
 MAX_PROBE_BYTES = 2**30
+MAX_RANKS_PER_NODE = 1024  # past any node; torchrun would start every one of them
+MAX_NODES = 65536
+MAX_BATCH = 65536  # samples per rank per step
+MAX_STEPS = 100_000  # timed steps, warm-up steps, all-reduces per size
+MAX_REPEATS = 1000
+MAX_THREADS = 4096  # CPU threads per rank
+MIN_TIMEOUT = 1.0  # seconds
+MAX_TIMEOUT = 24 * 3600.0
 
+RANGE = N_("a whole number from %(least)s to %(most)s")
+RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
+OUTPUT = N_("a file path")
+
+# torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
 _EXITCODE = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
 _TIMED_OUT = re.compile(r"^\[rank(\d+)\]:.*(?:Timed out|timed out|Timeout)", re.M)
 # The last line of a traceback, "[rank1]: ValueError: ..." (or unprefixed before the rank joined).
@@ -45,6 +58,9 @@ _RAISED = re.compile(
 )
 _TORCHRUN_OWN = ("ChildFailedError",)  # torchrun's summary of the failure, not its cause
 _SOURCE_PLACE = re.compile(r"^\[[^\]]*:\d+\]\s*")  # gloo's "[/path/pair.cc:537] " before its message
+_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
+_ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
+_ADDRESS = re.compile(rf"{_HOST}|[0-9A-Fa-f:.]+")
 
 
 def _clip(text: str, most: int = 80) -> str:
@@ -52,9 +68,28 @@ def _clip(text: str, most: int = 80) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
+def _bounded(name: str, value: Any, least: int, most: int, accepted: str = RANGE) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise InvalidInput(name, value, accepted, params={"least": least, "most": most})
+    return value
+
+
+def _address(name: str, value: Any, pattern: re.Pattern[str], accepted: str) -> None:
+    text = value if isinstance(value, str) else None
+    match = pattern.fullmatch(text) if text is not None and len(text) <= 255 else None
+    port = match.groups()[0] if match is not None and match.groups() else None
+    if match is None or (port is not None and not 1 <= int(port) <= 65535):
+        raise InvalidInput(name, _clip(value) if isinstance(value, str) else value, accepted)
+
+
 @dataclass(frozen=True)
 class Cluster:
-    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits."""
+    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits.
+
+    Checked when made (InvalidInput): 1 to :data:`MAX_RANKS_PER_NODE` ranks per node, 1 to
+    :data:`MAX_NODES` nodes with a node rank among them and a rendezvous endpoint when there are
+    several, a known backend, a timeout from 1 s to 24 h and 1 to :data:`MAX_THREADS` threads.
+    """
 
     nproc_per_node: int = 1
     nnodes: int = 1
@@ -67,6 +102,37 @@ class Cluster:
     threads: int | None = None
     env: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _bounded("nproc", self.nproc_per_node, 1, MAX_RANKS_PER_NODE, RANKS)
+        if isinstance(self.nnodes, bool) or not isinstance(self.nnodes, int) or self.nnodes < 1:
+            raise InvalidInput("nnodes", self.nnodes, WHOLE_NUMBER, params={"minimum": 1})
+        _bounded("nnodes", self.nnodes, 1, MAX_NODES)
+        if self.nnodes > 1 and self.rdzv_endpoint is None:
+            raise MissingInput("rdzv_endpoint", N_("host:port of node 0, with --nnodes above 1"))
+        rank = self.node_rank
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nnodes:
+            raise InvalidInput("node_rank", rank, N_("a rank from 0 to %(last)s"), params={"last": self.nnodes - 1})
+        if self.rdzv_endpoint is not None:
+            _address("rdzv_endpoint", self.rdzv_endpoint, _ENDPOINT, N_("host:port of node 0, such as 10.0.0.1:29500"))
+        if self.local_addr is not None:
+            _address("local_addr", self.local_addr, _ADDRESS, N_("a host name or an IP address, such as 10.0.0.2"))
+        if self.backend not in ("auto", "gloo", "nccl"):
+            raise InvalidInput("backend", self.backend, N_("auto, gloo or nccl"))
+        if self.threads is not None:
+            _bounded("threads", self.threads, 1, MAX_THREADS)
+        timeout = self.timeout
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT
+        ):
+            raise InvalidInput(
+                "timeout",
+                timeout,
+                N_("a duration from %(least)s s to %(most)s h"),
+                params={"least": f"{MIN_TIMEOUT:g}", "most": f"{MAX_TIMEOUT / 3600:g}"},
+            )
+
     @property
     def world_size(self) -> int:
         return self.nproc_per_node * self.nnodes
@@ -74,8 +140,6 @@ class Cluster:
     def resolved_backend(self) -> str:
         import torch
 
-        if self.backend not in ("auto", "gloo", "nccl"):
-            raise InvalidInput("backend", self.backend, "auto, gloo or nccl")
         if self.backend == "nccl" and not torch.cuda.is_available():
             raise InvalidInput("backend", "nccl", "gloo on a machine without a CUDA GPU (NCCL needs one)")
         if self.backend == "nccl" and self.nproc_per_node > torch.cuda.device_count():
@@ -113,8 +177,6 @@ def _torchrun(cluster: Cluster, logs: Path) -> list[str]:
     ]
     if cluster.nnodes == 1 and cluster.rdzv_endpoint is None:
         return [*argv, "--standalone"]
-    if cluster.rdzv_endpoint is None:
-        raise InvalidInput("rdzv_endpoint", None, "host:port of the rendezvous, for more than one node")
     local = [f"--local-addr={cluster.local_addr}"] if cluster.local_addr else []
     return [
         *argv,
@@ -348,6 +410,50 @@ def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
         return data
 
 
+def _output(name: str, out: str | os.PathLike[str]) -> Path:
+    """``out`` checked before any rank starts: a file that can be written, in a folder that is or can be made.
+
+    A folder, a file one may not write, or a path through a file or an unwritable folder would
+    otherwise fail only once the measurement is done, losing it.
+    """
+    text = out if isinstance(out, str) else os.fspath(out) if isinstance(out, os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\0" in text:
+        raise InvalidInput(name, _clip(text) if isinstance(text, str) else out, OUTPUT)
+    shown = _clip(text)
+    path = Path(text)
+    if path.is_dir():
+        raise InvalidInput(name, shown, N_("a file path, not a folder"))
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise InvalidInput(name, shown, N_("a file you can write to"))
+        return path
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the folders that are missing are made
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InvalidInput(
+            name, shown, N_("a path through folders (%(part)s is a file)"), params={"part": _clip(str(folder))}
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidInput(
+            name,
+            shown,
+            N_("a file in a folder you can write to (not %(folder)s)"),
+            params={"folder": _clip(str(folder))},
+        )
+    return path
+
+
+def _unwritten(name: str, out: str | os.PathLike[str], exc: OSError) -> InvalidInput:
+    """The output could not be written after all (the disk filled up, the folder went away)."""
+    return InvalidInput(
+        name,
+        _clip(os.fspath(out)),
+        N_("a file that can be written (%(reason)s)"),
+        params={"reason": exc.strerror or type(exc).__name__},
+    )
+
+
 def _measured_before(devices: list[int], out: str | os.PathLike[str] | None) -> str:
     """What a failed measurement leaves: the records of the sizes done before it, if any."""
     if not devices or out is None:
@@ -379,23 +485,37 @@ def measure(
     measured. Records are appended to ``out`` as JSON lines.
     """
     base = cluster or Cluster()
-    for name, value, least in (
-        ("steps", steps, 1),
-        ("warmup", warmup, 0),
-        ("repeats", repeats, 1),
-        ("batch", batch, 1),
+    for name, value, least, most in (
+        ("steps", steps, 1, MAX_STEPS),
+        ("warmup", warmup, 0, MAX_STEPS),
+        ("repeats", repeats, 1, MAX_REPEATS),
+        ("batch", batch, 1, MAX_BATCH),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InvalidInput(name, value, WHOLE_NUMBER, params={"minimum": least})
-    if not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
+        _bounded(name, value, least, most)
+    if isinstance(params, bool) or not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
         raise InvalidInput(
             "params",
             params,
             N_("from 1k to %(most)s (every rank holds the model and its gradients)"),
             params={"most": f"{MAX_PARAMS:.0e}"},
         )
-    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise InvalidInput("nproc", list(sizes), "one or more rank counts of at least 1")
+    listed = list(sizes) if isinstance(sizes, Sequence) and not isinstance(sizes, str) else None
+    if not listed or any(
+        isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_RANKS_PER_NODE for n in listed
+    ):
+        raise InvalidInput(
+            "nproc",
+            listed if listed is not None and len(str(listed)) <= 80 else _clip(str(sizes)),
+            N_("one or more rank counts per node, each from 1 to %(most)s"),
+            params={"most": MAX_RANKS_PER_NODE},
+        )
+    if out is not None and base.node_rank == 0:
+        _output("out", out)
+    from dpscale.measure.workloads import KINDS  # torch, which the runs need anyway
+
+    if workload not in KINDS:
+        shown = _clip(workload) if isinstance(workload, str) else workload
+        raise InvalidInput("workload", shown, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
     if base.threads is None:
         # A "device" on a CPU is a fixed share of the cores: the same at every size, so that the
         # 1-rank run is one device, not the whole machine.
@@ -406,7 +526,7 @@ def measure(
                 RuntimeWarning,
                 stacklevel=2,
             )
-    total = len(sizes) * repeats
+    total = len(set(sizes)) * repeats
     done = 0
     recorded: list[int] = []  # the sizes whose record is written, for the message if a later one fails
     out_records: list[dict[str, Any]] = []
@@ -474,7 +594,10 @@ def measure(
             if single_ci is not None and all(map(_is_finite, (*single_ci, low, high))) and single_ci[0] > 0:
                 record["efficiency_ci"] = [low / (world * single_ci[1]), high / (world * single_ci[0])]
         if out is not None:
-            records.append(out, record)
+            try:
+                records.append(out, record)
+            except OSError as exc:
+                raise _unwritten("out", out, exc) from None
             recorded.append(world)
         out_records.append(record)
     return out_records
@@ -521,12 +644,16 @@ def probe(
     profile for ``dpscale predict --network`` to ``out``.
     """
     c = cluster or Cluster(nproc_per_node=2)
-    if not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
+    if isinstance(max_bytes, bool) or not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
         raise InvalidInput(
             "max_bytes", max_bytes, N_("from 8 bytes to %(most)s MiB"), params={"most": MAX_PROBE_BYTES // 2**20}
         )
+    _bounded("reps", reps, 1, MAX_STEPS)
+    _bounded("warmup", warmup, 0, MAX_STEPS)
     if c.world_size < 2:
-        raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
+        raise InvalidInput("nproc", c.world_size, N_("at least 2 ranks in all: an all-reduce needs company"))
+    if out is not None and c.node_rank == 0:
+        _output("out", out)
     try:
         data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
     except RunFailed as exc:
@@ -563,5 +690,9 @@ def probe(
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     if out is not None:
-        Path(out).write_text(json.dumps(profile, indent=1, allow_nan=False), encoding="utf-8")
+        try:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(json.dumps(profile, indent=1, allow_nan=False), encoding="utf-8")
+        except OSError as exc:
+            raise _unwritten("out", out, exc) from None
     return profile
