@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,18 @@ def workers_left() -> list[str]:
     """Command lines of dpscale workers still running (there must be none after a run)."""
     done = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
     return [line for line in done.stdout.splitlines() if "dpscale.measure.worker" in line and "ps -eo" not in line]
+
+
+def processes_mentioning(marker: str) -> list[str]:
+    """Command lines of the running processes whose arguments mention ``marker`` (a test's own folder)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue  # ended while we looked
+        if marker.encode() in argv and state != "Z":
+            words = argv.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry.name}: {words[:200]}")
+    return found

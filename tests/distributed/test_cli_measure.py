@@ -61,12 +61,60 @@ def test_probe_table_profile_and_predict(
         (["probe", "--nproc", "1"], "nproc"),
         (["probe", "--max-bytes", "4B"], "max_bytes"),
         (["probe", "--backend", "mpi"], "backend"),
+        (["measure", "--nproc", "1,2000"], "nproc"),
+        (["probe", "--nproc", "1e6"], "nproc"),
+        (["measure", "--batch", "1e15"], "batch"),
+        (["measure", "--steps", "1e9"], "steps"),
+        (["measure", "--warmup", "1e9"], "warmup"),
+        (["measure", "--repeats", "1e6"], "repeats"),
+        (["measure", "--timeout", "1e300s"], "timeout"),
+        (["probe", "--timeout", "0.01s"], "timeout"),
+        (["probe", "--reps", "1e9"], "reps"),
+        (["measure", "--threads", "1e9"], "threads"),
+        (["measure", "--nnodes", "0"], "nnodes"),
+        (["probe", "--nnodes", "2", "--rdzv-endpoint", "node0:99999"], "rdzv_endpoint"),
     ],
 )
-def test_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], field: str) -> None:
+def test_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], field: str, no_rank: None) -> None:
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert err.startswith(f"error: {field}: ")
+    assert err.count("\n") == 1
+
+
+@pytest.fixture
+def no_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpscale.measure import launcher
+
+    def started(*args: object) -> None:
+        raise AssertionError("a rank was started")
+
+    monkeypatch.setattr(launcher, "_run", started)
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_a_bound_is_told_with_the_value_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, err = run(capsys, "measure", "--timeout", "1e300s")
+    assert err == "error: timeout: got '1e300s'; expected a duration from 1 s to 24 h\n"
+    _, _, err = run(capsys, "measure", "--nproc", "1,2,4096")
+    assert err == "error: nproc: got '1,2,4096'; expected a whole number of ranks per node, from 1 to 1024\n"
+    _, _, err = run(capsys, "probe", "--max-bytes", "8GiB")
+    assert err == "error: max_bytes: got '8GiB'; expected from 8 bytes to 1024 MiB\n"
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.parametrize("command", ["measure", "probe"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_rank(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    code, _, err = run(capsys, command, "--out", str(tmp_path))
+    assert code == 2
+    assert err.startswith("error: out: got ")
+    assert err.endswith("expected a file path, not a folder\n")
+    (tmp_path / "file").write_text("")
+    code, _, err = run(capsys, command, "--out", str(tmp_path / "file" / "runs.jsonl"))
+    assert code == 2
+    assert "file is a file)" in err
 
 
 def test_network_profile_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

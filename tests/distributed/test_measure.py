@@ -16,7 +16,7 @@ import pytest
 from dpscale import InvalidInput, RunFailed
 from dpscale.fit import fit, read_points
 from dpscale.measure.launcher import Cluster, measure, probe
-from tests.distributed.conftest import workers_left
+from tests.distributed.conftest import processes_mentioning, workers_left
 
 pytestmark = pytest.mark.distributed
 SMALL = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 2}
@@ -88,10 +88,23 @@ def test_a_crashed_rank_is_named_and_nothing_is_recorded(tmp_path: Path) -> None
         measure([2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
     assert time.monotonic() - start < 60
     message = str(caught.value)
-    assert "rank 1 exited with status 3" in message
-    assert "no record written" in message
+    assert "rank 1 exited with status 3; rank 0 was then stopped by torchrun" in message
+    assert message.endswith("; no record written")
+    for noise in ("error_file", "<N/A>", "https://", "Traceback", "traceback", "ChildFailedError"):
+        assert noise not in message  # torchrun's own words
     assert not out.exists()
     assert workers_left() == []
+
+
+def test_a_failure_after_a_recorded_size_says_that_record_is_kept(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    cluster = Cluster(timeout=20, env={"DPSCALE_FAULT": "crash:1:1"})  # rank 1 exists at 2 ranks only
+    with pytest.raises(RunFailed) as caught:
+        measure([1, 2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith("train on 2 ranks did not complete: rank 1 exited with status 3")
+    assert message.endswith(f"; no record written at this size; the record for 1 rank, measured before, is in {out}")
+    assert [json.loads(line)["devices"] for line in out.read_text(encoding="utf-8").splitlines()] == [1]
 
 
 def test_a_rank_that_never_joins(tmp_path: Path) -> None:
@@ -225,3 +238,58 @@ def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
     time.sleep(1)
     assert workers_left() == []
     assert not (tmp_path / "r.jsonl").exists()
+
+
+LONG = {
+    # Long enough to be running when the signal comes: the test waits for both ranks to join, then signals.
+    "measure": ["measure", "--nproc", "2", "--params", "200k", "--steps", "100000", "--repeats", "1"],
+    "probe": ["probe", "--nproc", "2", "--max-bytes", "8B", "--reps", "100000"],
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads the process table in /proc")
+@pytest.mark.parametrize(
+    ("command", "sig", "status"),
+    [
+        ("measure", signal.SIGTERM, 143),
+        ("measure", signal.SIGHUP, 129),
+        ("measure", signal.SIGKILL, -9),
+        ("probe", signal.SIGTERM, 143),
+        ("probe", signal.SIGKILL, -9),
+    ],
+)
+def test_a_signal_ends_every_process_and_removes_the_run_folder(
+    tmp_path: Path, command: str, sig: signal.Signals, status: int
+) -> None:
+    temp = tmp_path / "temp"  # the run's folder goes here, and every process of the run names it
+    temp.mkdir()
+    proc = subprocess.Popen(
+        [str(BIN / "dpscale"), *LONG[command], "--threads", "1", "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(temp.glob("dpscale-*/status/joined-*"))) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the ranks never joined"
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        assert len(processes_mentioning(str(temp))) >= 3  # torchrun and two workers
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status
+    if sig != signal.SIGKILL:
+        assert f"dpscale: stopped by {sig.name}; every process of the run was ended" in err
+        assert "Traceback" not in err
+    deadline = time.monotonic() + 60  # SIGKILL: torchrun dies with dpscale, the workers see it and leave
+    while (processes_mentioning(str(temp)) or list(temp.glob("dpscale-*"))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(str(temp)) == []
+    assert list(temp.glob("dpscale-*")) == []  # the run's folder, torchrun's files in it
+    assert list(temp.glob("torchelastic_*")) == []
+    assert not (tmp_path / "out").exists()

@@ -6,17 +6,17 @@ command but ``scale`` and ``serve``, so that the seed's command loads and builds
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
 
-from dpscale._validate import WHOLE_NUMBER
 from dpscale.cli.app import JsonOption, LangOption, _emit_json, _lang, _save, app
-from dpscale.errors import N_, InvalidInput, MissingExtra, MissingInput
+from dpscale.errors import InvalidInput, MissingExtra, MissingInput
 from dpscale.i18n import Lang
 from dpscale.parse import number_reader, parse_count, parse_efficiency, parse_number
 
@@ -328,15 +328,10 @@ def _cluster(
     local_addr: str | None = None,
     threads: str | None = None,
 ) -> Any:
+    """The core's Cluster from the options' text; the core checks the values (nodes, ranks, bounds)."""
     from dpscale.measure.launcher import Cluster
     from dpscale.parse import parse_duration
 
-    if nnodes < 1:
-        raise InvalidInput("nnodes", nnodes, WHOLE_NUMBER, params={"minimum": 1})
-    if nnodes > 1 and endpoint is None:
-        raise MissingInput("rdzv_endpoint", "host:port of node 0, with --nnodes above 1")
-    if not 0 <= node_rank < nnodes:
-        raise InvalidInput("node_rank", node_rank, N_("a rank from 0 to %(last)s"), params={"last": nnodes - 1})
     return Cluster(
         nproc_per_node=nproc,
         nnodes=nnodes,
@@ -347,6 +342,25 @@ def _cluster(
         backend=backend.strip().lower(),
         timeout=parse_duration(timeout, language, field="timeout"),
     )
+
+
+@contextlib.contextmanager
+def _as_given(**given: str | None) -> Iterator[None]:
+    """The core's complaint about a value shown as the user wrote it (``'1e300s'``, not 1e+300)."""
+    try:
+        yield
+    except MissingInput:
+        raise
+    except InvalidInput as exc:
+        text = given.get(exc.field)
+        if text is None:
+            raise
+        raise exc.as_given(exc.place, text if len(text) <= 80 else text[:79] + "…") from None
+
+
+def _stopped(exc: Any) -> None:
+    """Say that SIGTERM or SIGHUP ended the run (the core ended its processes; the exit status is 128 + N)."""
+    print(f"dpscale: stopped by {exc.name}; every process of the run was ended", file=sys.stderr)
 
 
 def _measure_module() -> Any:
@@ -392,7 +406,20 @@ def measure(
     launcher = _measure_module()
     language = _lang(lang)
     sizes = parse_device_list(nproc, language, field="nproc")
-    base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout, local_addr, threads)
+    given = {
+        "nproc": nproc,
+        "workload": workload,
+        "params": params,
+        "batch": batch,
+        "steps": steps,
+        "warmup": warmup,
+        "repeats": repeats,
+        "timeout": timeout,
+        "threads": threads,
+        "backend": backend,
+    }
+    with _as_given(**given):
+        base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout, local_addr, threads)
     options: dict[str, Any] = {
         "workload": workload.strip().lower(),
         "params": parse_scaled_count(params, language, field="params"),
@@ -401,10 +428,6 @@ def measure(
         "warmup": parse_count(warmup, language, field="warmup", minimum=0),
         "repeats": parse_count(repeats, language, field="repeats"),
     }
-    from dpscale.measure.workloads import KINDS
-
-    if options["workload"] not in KINDS:
-        raise InvalidInput("workload", workload, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
     progress_console = Console(stderr=True)
     with (
         warnings.catch_warnings(record=True) as caught,
@@ -419,10 +442,19 @@ def measure(
         ) as bar,
     ):
         warnings.simplefilter("always", RuntimeWarning)
-        task = bar.add_task("measuring", total=len(sizes) * options["repeats"])
-        found = launcher.measure(
-            sizes, cluster=base, out=out, progress=lambda done, total: bar.update(task, completed=done), **options
-        )
+        task = bar.add_task("measuring", total=len(set(sizes)) * options["repeats"])
+        try:
+            with _as_given(**given):
+                found = launcher.measure(
+                    sizes,
+                    cluster=base,
+                    out=out,
+                    progress=lambda done, total: bar.update(task, completed=done),
+                    **options,
+                )
+        except launcher.Terminated as exc:
+            _stopped(exc)
+            raise
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if as_json:
@@ -461,21 +493,31 @@ def probe(
 
     launcher = _measure_module()
     language = _lang(lang)
-    cluster = _cluster(
-        language,
-        parse_count(nproc, language, field="nproc"),
-        nnodes,
-        node_rank,
-        rdzv_endpoint,
-        backend,
-        timeout,
-        local_addr,
-        threads,
-    )
+    given = {"nproc": nproc, "max_bytes": max_bytes, "reps": reps, "timeout": timeout, "threads": threads}
+    with _as_given(**given, backend=backend):
+        cluster = _cluster(
+            language,
+            parse_count(nproc, language, field="nproc"),
+            nnodes,
+            node_rank,
+            rdzv_endpoint,
+            backend,
+            timeout,
+            local_addr,
+            threads,
+        )
     size = parse_bytes(max_bytes, language, field="max_bytes")
-    if not 8 <= size <= 2**30:
-        raise InvalidInput("max_bytes", max_bytes, "from 8 bytes to 1024 MiB")
-    profile = launcher.probe(cluster, max_bytes=int(size), reps=parse_count(reps, language, field="reps"), out=out)
+    try:
+        with _as_given(**given):
+            profile = launcher.probe(
+                cluster,
+                max_bytes=int(size) if size.is_integer() else size,
+                reps=parse_count(reps, language, field="reps"),
+                out=out,
+            )
+    except launcher.Terminated as exc:
+        _stopped(exc)
+        raise
     if as_json:
         _emit_json(profile)
         return

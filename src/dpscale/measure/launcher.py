@@ -1,9 +1,12 @@
 """``dpscale measure`` and ``dpscale probe``: torchrun at each size, faults turned into clear errors.
 
 Each run is ``torchrun`` (``python -m torch.distributed.run``) in a session of its own, so that
-a timeout or Ctrl-C ends every process it started. The workers note when they have joined and how
-far they got, which is how a failure names the rank that crashed, hung or never joined. Nothing
-is written as complete unless every rank finished.
+a timeout, Ctrl-C, SIGTERM or SIGHUP ends every process it started and removes the run's folder;
+if the launcher is killed outright (SIGKILL), torchrun and the workers notice and end themselves
+(see :mod:`dpscale.measure._lifeline`). The workers note when they have joined and how far they
+got, which is how a failure names the rank that crashed, hung or never joined. Nothing is written
+as complete unless every rank finished. Every input, the output path included, is checked before
+any rank starts.
 """
 
 from __future__ import annotations
@@ -16,30 +19,77 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from dpscale._validate import WHOLE_NUMBER
-from dpscale.errors import N_, InvalidInput, RunFailed
-from dpscale.measure import records
+from dpscale.errors import N_, InvalidInput, MissingInput, RunFailed
+from dpscale.measure import _lifeline, records
 
-__all__ = ["Cluster", "fit_alpha_beta", "measure", "probe"]
+__all__ = ["Cluster", "Terminated", "fit_alpha_beta", "measure", "probe"]
 
-# torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
 MAX_PARAMS = 1e9  # 4 GB of fp32 weights and as much again of gradients, on every rank
 MAX_PROBE_BYTES = 2**30
+MAX_RANKS_PER_NODE = 1024  # past any node; torchrun would start every one of them
+MAX_NODES = 65536
+MAX_BATCH = 65536  # samples per rank per step
+MAX_STEPS = 100_000  # timed steps, warm-up steps, all-reduces per size
+MAX_REPEATS = 1000
+MAX_THREADS = 4096  # CPU threads per rank
+MIN_TIMEOUT = 1.0  # seconds
+MAX_TIMEOUT = 24 * 3600.0
 
+RANGE = N_("a whole number from %(least)s to %(most)s")
+RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
+OUTPUT = N_("a file path")
+
+# torchrun's failure summary: "rank      : 1 (local_rank: 1)" then "exitcode  : -15 (pid: ...)".
 _EXITCODE = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
 _TIMED_OUT = re.compile(r"^\[rank(\d+)\]:.*(?:Timed out|timed out|Timeout)", re.M)
+# The last line of a traceback, "[rank1]: ValueError: ..." (or unprefixed before the rank joined).
+_RAISED = re.compile(
+    r"^(?:\[rank(\d+)\]:[ \t]*)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception))(?::[ \t]*(.*))?$", re.M
+)
+_TORCHRUN_OWN = ("ChildFailedError",)  # torchrun's summary of the failure, not its cause
+_SOURCE_PLACE = re.compile(r"^\[[^\]]*:\d+\]\s*")  # gloo's "[/path/pair.cc:537] " before its message
+_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
+_ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
+_ADDRESS = re.compile(rf"{_HOST}|[0-9A-Fa-f:.]+")
+
+
+def _clip(text: str, most: int = 80) -> str:
+    """``text`` cut short for a message."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _bounded(name: str, value: Any, least: int, most: int, accepted: str = RANGE) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise InvalidInput(name, value, accepted, params={"least": least, "most": most})
+    return value
+
+
+def _address(name: str, value: Any, pattern: re.Pattern[str], accepted: str) -> None:
+    text = value if isinstance(value, str) else None
+    match = pattern.fullmatch(text) if text is not None and len(text) <= 255 else None
+    port = match.groups()[0] if match is not None and match.groups() else None
+    if match is None or (port is not None and not 1 <= int(port) <= 65535):
+        raise InvalidInput(name, _clip(value) if isinstance(value, str) else value, accepted)
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits."""
+    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits.
+
+    Checked when made (InvalidInput): 1 to :data:`MAX_RANKS_PER_NODE` ranks per node, 1 to
+    :data:`MAX_NODES` nodes with a node rank among them and a rendezvous endpoint when there are
+    several, a known backend, a timeout from 1 s to 24 h and 1 to :data:`MAX_THREADS` threads.
+    """
 
     nproc_per_node: int = 1
     nnodes: int = 1
@@ -52,6 +102,37 @@ class Cluster:
     threads: int | None = None
     env: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _bounded("nproc", self.nproc_per_node, 1, MAX_RANKS_PER_NODE, RANKS)
+        if isinstance(self.nnodes, bool) or not isinstance(self.nnodes, int) or self.nnodes < 1:
+            raise InvalidInput("nnodes", self.nnodes, WHOLE_NUMBER, params={"minimum": 1})
+        _bounded("nnodes", self.nnodes, 1, MAX_NODES)
+        if self.nnodes > 1 and self.rdzv_endpoint is None:
+            raise MissingInput("rdzv_endpoint", N_("host:port of node 0, with --nnodes above 1"))
+        rank = self.node_rank
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nnodes:
+            raise InvalidInput("node_rank", rank, N_("a rank from 0 to %(last)s"), params={"last": self.nnodes - 1})
+        if self.rdzv_endpoint is not None:
+            _address("rdzv_endpoint", self.rdzv_endpoint, _ENDPOINT, N_("host:port of node 0, such as 10.0.0.1:29500"))
+        if self.local_addr is not None:
+            _address("local_addr", self.local_addr, _ADDRESS, N_("a host name or an IP address, such as 10.0.0.2"))
+        if self.backend not in ("auto", "gloo", "nccl"):
+            raise InvalidInput("backend", self.backend, N_("auto, gloo or nccl"))
+        if self.threads is not None:
+            _bounded("threads", self.threads, 1, MAX_THREADS)
+        timeout = self.timeout
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT
+        ):
+            raise InvalidInput(
+                "timeout",
+                timeout,
+                N_("a duration from %(least)s s to %(most)s h"),
+                params={"least": f"{MIN_TIMEOUT:g}", "most": f"{MAX_TIMEOUT / 3600:g}"},
+            )
+
     @property
     def world_size(self) -> int:
         return self.nproc_per_node * self.nnodes
@@ -59,8 +140,6 @@ class Cluster:
     def resolved_backend(self) -> str:
         import torch
 
-        if self.backend not in ("auto", "gloo", "nccl"):
-            raise InvalidInput("backend", self.backend, "auto, gloo or nccl")
         if self.backend == "nccl" and not torch.cuda.is_available():
             raise InvalidInput("backend", "nccl", "gloo on a machine without a CUDA GPU (NCCL needs one)")
         if self.backend == "nccl" and self.nproc_per_node > torch.cuda.device_count():
@@ -87,12 +166,17 @@ class Cluster:
         return max(1, cores // self.nproc_per_node)
 
 
-def _torchrun(cluster: Cluster) -> list[str]:
-    argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={cluster.nproc_per_node}"]
+def _torchrun(cluster: Cluster, logs: Path) -> list[str]:
+    # torchrun's own files (a folder per run, which it leaves behind) go in the run's folder.
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={cluster.nproc_per_node}",
+        f"--log-dir={logs}",
+    ]
     if cluster.nnodes == 1 and cluster.rdzv_endpoint is None:
         return [*argv, "--standalone"]
-    if cluster.rdzv_endpoint is None:
-        raise InvalidInput("rdzv_endpoint", None, "host:port of the rendezvous, for more than one node")
     local = [f"--local-addr={cluster.local_addr}"] if cluster.local_addr else []
     return [
         *argv,
@@ -107,19 +191,80 @@ def _torchrun(cluster: Cluster) -> list[str]:
     ]
 
 
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived during a run: its processes were ended and its folder removed.
+
+    A :class:`SystemExit` with status 128 + the signal's number, as the signal itself would have
+    ended the process, but only once the run is cleaned up; ``signum`` is the signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return _signal_name(self.signum)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 @contextlib.contextmanager
-def _session(argv: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _ended_by_signals() -> Iterator[None]:
+    """While a run lasts, SIGTERM and SIGHUP raise :class:`Terminated` where they would end the process.
+
+    Only signals left at their default (which kills at once, leaving torchrun and the workers
+    running and the run's folder behind); a handler of the program's own, or an ignored SIGHUP
+    (``nohup``), is left alone. The first signal raises; those after it, while the run is being
+    cleaned up, are let go. Outside the main thread Python cannot catch signals: nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if not caught:
+            caught.append(signum)
+            raise Terminated(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextlib.contextmanager
+def _session(argv: list[str], env: dict[str, str], log: Path, status: Path) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(  # the preexec function only calls prctl: safe beside threads
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_lifeline.dies_with_parent(),
+        )
         try:
             yield proc
         finally:
             if proc.poll() is None:
                 _kill(proc)
+            _end_workers(status)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """End torchrun and every worker it started: they share its session."""
+    """End torchrun and its session; torchrun ends the workers it started (each in a session of its own)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
@@ -130,6 +275,23 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def _end_workers(status: Path) -> None:
+    """SIGKILL the workers still running once torchrun is gone (each noted its pid in ``status``).
+
+    Torchrun ends them itself unless it had to be killed; then they would leave on their own
+    (see :mod:`dpscale.measure._lifeline`), but only after the run's folder is removed, which
+    they might still be writing to.
+    """
+    for note in status.glob("pid-*"):
+        try:
+            pid = int(note.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if _lifeline.runs_in(pid, status):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
     joined = [r for r in range(world) if (status / f"joined-{r}").exists()]
     steps = {
@@ -138,21 +300,59 @@ def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
     return joined, steps
 
 
+def _causes(text: str) -> tuple[dict[int, str], str | None]:
+    """The exception each rank ended with, in a sentence, and the last one no rank prefixed."""
+    ranked: dict[int, str] = {}
+    loose = None
+    for rank, name, message in _RAISED.findall(text):
+        if name in _TORCHRUN_OWN:
+            continue
+        said = _SOURCE_PLACE.sub("", message.strip())
+        said = re.split(r"(?<=[a-z0-9)])\. ", said, maxsplit=1)[0].rstrip(".")  # its first sentence
+        cause = _clip(said if said and name == "RuntimeError" else f"{name}: {said}" if said else name, 160)
+        if rank:
+            ranked[int(rank)] = cause
+        else:
+            loose = cause
+    return ranked, loose
+
+
 def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, timed_out: bool, timeout: float) -> str:
+    """Which rank failed and why, in sentences, from the workers' notes and torchrun's log.
+
+    Torchrun's own words (its summary, tracebacks, the URL of its docs) stay out: from them come
+    only each rank's exit status, the first to fail ("Root Cause") and the exception it raised.
+    """
     joined, steps = _progress(status, world)
     absent = [r for r in range(world) if r not in joined]
     parts = [f"{what} on {world} rank{'s' if world > 1 else ''} did not complete"]
     text = log.read_text(errors="replace") if log.exists() else ""
-    failed = sorted({(int(rank), int(code_)) for rank, code_ in _EXITCODE.findall(text)})
+    failed = {int(rank): int(code_) for rank, code_ in _EXITCODE.findall(text)}
+    root_at = text.find("Root Cause")
+    first = _EXITCODE.search(text, root_at) if root_at >= 0 else None
+    root = int(first.group(1)) if first else None
+    ranked, loose = _causes(text)
     waited = {int(r) for r in _TIMED_OUT.findall(text)}
-    for rank, code_ in failed:
-        if code_ >= 0:
-            why = " (timed out waiting for the others)" if rank in waited else ""
-            parts.append(f"rank {rank} exited with status {code_}{why}")
-        elif waited and rank not in waited:
-            parts.append(f"rank {rank} stopped responding and was ended (signal {-code_})")
+    if root is not None and root not in ranked and loose is not None:
+        ranked[root] = loose  # raised before the rank had joined, so before its lines were prefixed
+        if re.search(r"timed out|timeout", loose, re.I):
+            waited.add(root)
+    hung = [r for r in sorted(failed) if failed[r] < 0 and waited and r not in waited]
+    culprits = hung + [r for r in [root] if r in failed and r not in hung]
+    for rank in culprits + [r for r in sorted(failed) if r not in culprits]:
+        code_ = failed[rank]
+        if rank in absent and code_ < 0:
+            continue  # said below: it never joined
+        if rank in hung:
+            parts.append(f"rank {rank} stopped responding and was ended ({_signal_name(-code_)})")
+        elif code_ >= 0:
+            why = "timed out waiting for the others" if rank in waited else ranked.get(rank)
+            parts.append(f"rank {rank} exited with status {code_}" + (f" ({why})" if why else ""))
+        elif culprits and rank not in culprits:
+            parts.append(f"rank {rank} was then stopped by torchrun")
         else:
-            parts.append(f"rank {rank} was ended by signal {-code_}")
+            why = ranked.get(rank)
+            parts.append(f"rank {rank} was ended by {_signal_name(-code_)}" + (f" ({why})" if why else ""))
     if absent and len(absent) < world:
         parts.append(f"rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} never joined")
     elif absent:
@@ -164,23 +364,21 @@ def _diagnose(what: str, status: Path, world: int, log: Path, code: int | None, 
     if timed_out:
         parts.append(f"stopped after the {timeout:g} s timeout")
     elif code is not None and code != 0 and not failed:
-        parts.append(f"torchrun exited with status {code}")
-    last = [line for line in text.splitlines() if "Error" in line or "error" in line or "what():" in line]
-    if last and (not failed or any(code_ < 0 for _, code_ in failed)):
-        parts.append(last[-1].strip()[:200])
-    return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "") + "; no record written"
+        parts.append(f"torchrun exited with status {code}" + (f" ({loose})" if loose else ""))
+    return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "")
 
 
 def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
+    """One torchrun of ``job``; rank 0's result (``{}`` on the other nodes). Raises RunFailed, Terminated."""
     backend = cluster.resolved_backend()
     threads = cluster.threads_per_rank()
-    with tempfile.TemporaryDirectory(prefix="dpscale-") as tmp:
+    with _ended_by_signals(), tempfile.TemporaryDirectory(prefix="dpscale-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
         status = work / "status"
         status.mkdir()
         result = work / "result.json"
         argv = [
-            *_torchrun(cluster),
+            *_torchrun(cluster, work / "torchrun"),
             "-m",
             "dpscale.measure.worker",
             job,
@@ -192,10 +390,11 @@ def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
         ]
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "DPSCALE_THREADS": str(threads), **cluster.env}
         env.setdefault("LOGLEVEL", "ERROR")
+        env.update({_lifeline.LAUNCHER_PID: str(os.getpid()), _lifeline.RUN_DIR: str(work)})
         log = work / "torchrun.log"
         deadline = time.monotonic() + 2 * cluster.timeout + 30
         timed_out = False
-        with _session(argv, env, log) as proc:
+        with _session(argv, env, log, status) as proc:
             while proc.poll() is None:
                 if time.monotonic() > deadline:
                     timed_out = True
@@ -209,6 +408,61 @@ def _run(job: str, cluster: Cluster, options: list[str]) -> dict[str, Any]:
             return {}
         data: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
         return data
+
+
+def _output(name: str, out: str | os.PathLike[str]) -> Path:
+    """``out`` checked before any rank starts: a file that can be written, in a folder that is or can be made.
+
+    A folder, a file one may not write, or a path through a file or an unwritable folder would
+    otherwise fail only once the measurement is done, losing it.
+    """
+    text = out if isinstance(out, str) else os.fspath(out) if isinstance(out, os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\0" in text:
+        raise InvalidInput(name, _clip(text) if isinstance(text, str) else out, OUTPUT)
+    shown = _clip(text)
+    path = Path(text)
+    if path.is_dir():
+        raise InvalidInput(name, shown, N_("a file path, not a folder"))
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise InvalidInput(name, shown, N_("a file you can write to"))
+        return path
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the folders that are missing are made
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InvalidInput(
+            name, shown, N_("a path through folders (%(part)s is a file)"), params={"part": _clip(str(folder))}
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidInput(
+            name,
+            shown,
+            N_("a file in a folder you can write to (not %(folder)s)"),
+            params={"folder": _clip(str(folder))},
+        )
+    return path
+
+
+def _unwritten(name: str, out: str | os.PathLike[str], exc: OSError) -> InvalidInput:
+    """The output could not be written after all (the disk filled up, the folder went away)."""
+    return InvalidInput(
+        name,
+        _clip(os.fspath(out)),
+        N_("a file that can be written (%(reason)s)"),
+        params={"reason": exc.strerror or type(exc).__name__},
+    )
+
+
+def _measured_before(devices: list[int], out: str | os.PathLike[str] | None) -> str:
+    """What a failed measurement leaves: the records of the sizes done before it, if any."""
+    if not devices or out is None:
+        return "no record written"
+    several = len(devices) > 1
+    sizes = ", ".join(map(str, devices[:-1])) + f" and {devices[-1]}" if several else str(devices[0])
+    what = f"the record{'s' if several else ''} for {sizes} rank{'' if devices == [1] else 's'}"
+    where = _clip(os.fspath(out))
+    return f"no record written at this size; {what}, measured before, {'are' if several else 'is'} in {where}"
 
 
 def measure(
@@ -231,23 +485,37 @@ def measure(
     measured. Records are appended to ``out`` as JSON lines.
     """
     base = cluster or Cluster()
-    for name, value, least in (
-        ("steps", steps, 1),
-        ("warmup", warmup, 0),
-        ("repeats", repeats, 1),
-        ("batch", batch, 1),
+    for name, value, least, most in (
+        ("steps", steps, 1, MAX_STEPS),
+        ("warmup", warmup, 0, MAX_STEPS),
+        ("repeats", repeats, 1, MAX_REPEATS),
+        ("batch", batch, 1, MAX_BATCH),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InvalidInput(name, value, WHOLE_NUMBER, params={"minimum": least})
-    if not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
+        _bounded(name, value, least, most)
+    if isinstance(params, bool) or not (isinstance(params, int | float) and 1e3 <= params <= MAX_PARAMS):
         raise InvalidInput(
             "params",
             params,
             N_("from 1k to %(most)s (every rank holds the model and its gradients)"),
             params={"most": f"{MAX_PARAMS:.0e}"},
         )
-    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise InvalidInput("nproc", list(sizes), "one or more rank counts of at least 1")
+    listed = list(sizes) if isinstance(sizes, Sequence) and not isinstance(sizes, str) else None
+    if not listed or any(
+        isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_RANKS_PER_NODE for n in listed
+    ):
+        raise InvalidInput(
+            "nproc",
+            listed if listed is not None and len(str(listed)) <= 80 else _clip(str(sizes)),
+            N_("one or more rank counts per node, each from 1 to %(most)s"),
+            params={"most": MAX_RANKS_PER_NODE},
+        )
+    if out is not None and base.node_rank == 0:
+        _output("out", out)
+    from dpscale.measure.workloads import KINDS  # torch, which the runs need anyway
+
+    if workload not in KINDS:
+        shown = _clip(workload) if isinstance(workload, str) else workload
+        raise InvalidInput("workload", shown, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
     if base.threads is None:
         # A "device" on a CPU is a fixed share of the cores: the same at every size, so that the
         # 1-rank run is one device, not the whole machine.
@@ -258,28 +526,27 @@ def measure(
                 RuntimeWarning,
                 stacklevel=2,
             )
-    total = len(sizes) * repeats
+    total = len(set(sizes)) * repeats
     done = 0
+    recorded: list[int] = []  # the sizes whose record is written, for the message if a later one fails
     out_records: list[dict[str, Any]] = []
     single: float | None = None
     single_ci: tuple[float, float] | None = None
     for n in sorted(set(sizes)):
         cluster_n = Cluster(**{**base.__dict__, "nproc_per_node": n})
         runs = []
+        options = [
+            f"--workload={workload}",
+            f"--params={params}",
+            f"--batch={batch}",
+            f"--steps={steps}",
+            f"--warmup={warmup}",
+        ]
         for _ in range(repeats):
-            runs.append(
-                _run(
-                    "train",
-                    cluster_n,
-                    [
-                        f"--workload={workload}",
-                        f"--params={params}",
-                        f"--batch={batch}",
-                        f"--steps={steps}",
-                        f"--warmup={warmup}",
-                    ],
-                )
-            )
+            try:
+                runs.append(_run("train", cluster_n, options))
+            except RunFailed as exc:
+                raise RunFailed(f"{exc}; {_measured_before(recorded, out)}") from None
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -327,7 +594,11 @@ def measure(
             if single_ci is not None and all(map(_is_finite, (*single_ci, low, high))) and single_ci[0] > 0:
                 record["efficiency_ci"] = [low / (world * single_ci[1]), high / (world * single_ci[0])]
         if out is not None:
-            records.append(out, record)
+            try:
+                records.append(out, record)
+            except OSError as exc:
+                raise _unwritten("out", out, exc) from None
+            recorded.append(world)
         out_records.append(record)
     return out_records
 
@@ -373,13 +644,20 @@ def probe(
     profile for ``dpscale predict --network`` to ``out``.
     """
     c = cluster or Cluster(nproc_per_node=2)
-    if not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
+    if isinstance(max_bytes, bool) or not (isinstance(max_bytes, int) and 8 <= max_bytes <= MAX_PROBE_BYTES):
         raise InvalidInput(
             "max_bytes", max_bytes, N_("from 8 bytes to %(most)s MiB"), params={"most": MAX_PROBE_BYTES // 2**20}
         )
+    _bounded("reps", reps, 1, MAX_STEPS)
+    _bounded("warmup", warmup, 0, MAX_STEPS)
     if c.world_size < 2:
-        raise InvalidInput("nproc", c.world_size, "at least 2 ranks in all: an all-reduce needs company")
-    data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
+        raise InvalidInput("nproc", c.world_size, N_("at least 2 ranks in all: an all-reduce needs company"))
+    if out is not None and c.node_rank == 0:
+        _output("out", out)
+    try:
+        data = _run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
+    except RunFailed as exc:
+        raise RunFailed(f"{exc}; no profile written") from None
     if not data:
         return {}
     world = data["world_size"]
@@ -412,5 +690,9 @@ def probe(
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     if out is not None:
-        Path(out).write_text(json.dumps(profile, indent=1, allow_nan=False), encoding="utf-8")
+        try:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(json.dumps(profile, indent=1, allow_nan=False), encoding="utf-8")
+        except OSError as exc:
+            raise _unwritten("out", out, exc) from None
     return profile

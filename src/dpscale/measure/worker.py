@@ -3,7 +3,9 @@
 Two jobs: ``train`` (a synthetic DDP workload, its step times gathered on rank 0) and ``probe``
 (all-reduce times over message sizes). Rank 0 writes the result as JSON to ``--result``; every
 rank notes in ``--status`` when it has joined and how many steps it has done, so that the launcher
-can say which rank failed or hung.
+can say which rank failed or hung, and its pid, so that the launcher can end it if torchrun could
+not. A thread watches torchrun, the launcher and the run's folder, and ends the rank once any of
+them is gone (see :mod:`dpscale.measure._lifeline`).
 
 ``DPSCALE_FAULT`` injects faults for the launcher's tests: ``crash:RANK:STEP`` exits with status 3
 at that step, ``hang:RANK:STEP`` stops there for good, ``absent:RANK`` never joins.
@@ -24,6 +26,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from dpscale.measure import _lifeline
 from dpscale.measure.workloads import build, count
 
 
@@ -150,11 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--status", required=True)
     args = parser.parse_args(argv)
 
+    _lifeline.watch()
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    torch.set_num_threads(int(os.environ.get("DPSCALE_THREADS", "1")))
     status = Path(args.status)
+    _note(status, rank, "pid", os.getpid())
+    torch.set_num_threads(int(os.environ.get("DPSCALE_THREADS", "1")))
     _fault(rank, None)
     dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout))
     _note(status, rank, "joined", time.time())

@@ -1,0 +1,260 @@
+"""The launcher's checks and diagnosis, without starting a rank.
+
+Every input, the output path included, is refused before any rank starts (``_run`` is replaced by
+one that fails the test), and a failed run is told from torchrun's log in clean sentences.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpscale import InvalidInput, MissingInput
+from dpscale.measure import launcher
+from dpscale.measure.launcher import Cluster, measure, probe
+
+pytestmark = pytest.mark.distributed
+SMALL: dict[str, Any] = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 1}
+
+# torchrun's log when rank 1 exits with status 3 at its second step (torch 2.13, trimmed).
+CRASH = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "<frozen runpy>", line 198, in _run_module_as_main
+[rank0]:     loss_fn(net(x), y).backward()
+[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error \
+[127.0.0.1]:44265: Connection reset by peer. This is typically caused by a remote worker hanging or bugs in the \
+application. Check the logs of the remote worker before reporting an error. GLHF!
+W1203 17:51:07.811000 5927 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 5931 closing \
+signal SIGTERM
+E1203 17:51:07.876000 5927 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 3) local_rank: 1 \
+(pid: 5932) of binary: /usr/bin/python
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 383, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+dpscale.measure.worker FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-12-03_17:51:07
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 5931)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 5931
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-12-03_17:51:07
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : 3 (pid: 5932)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+TORCHRUN_NOISE = ("error_file", "<N/A>", "https://", "Traceback", "traceback", "ChildFailedError", "pair.cc", "GLHF")
+
+
+def _log(tmp_path: Path, text: str, joined: tuple[int, ...] = (0, 1)) -> tuple[Path, Path]:
+    status = tmp_path / "status"
+    status.mkdir()
+    for rank in joined:
+        (status / f"joined-{rank}").write_text("0")
+    log = tmp_path / "torchrun.log"
+    log.write_text(text)
+    return status, log
+
+
+def test_a_crash_is_told_in_clean_sentences_root_cause_first(tmp_path: Path) -> None:
+    status, log = _log(tmp_path, CRASH)
+    message = launcher._diagnose("train", status, 2, log, 1, False, 20)
+    assert message == (
+        "train on 2 ranks did not complete: rank 1 exited with status 3; rank 0 was then stopped by torchrun"
+    )
+
+
+def test_the_exception_a_rank_raised_is_its_cause(tmp_path: Path) -> None:
+    raised = CRASH.replace("[rank0]: RuntimeError", "[rank1]: ValueError: the batch is empty. More words.\n[rank0]: X")
+    status, log = _log(tmp_path, raised)
+    message = launcher._diagnose("train", status, 2, log, 1, False, 20)
+    assert "rank 1 exited with status 3 (ValueError: the batch is empty)" in message
+    assert not any(noise in message for noise in TORCHRUN_NOISE), message
+
+
+def test_a_hung_rank_is_named_before_the_one_that_waited_for_it(tmp_path: Path) -> None:
+    hung = (
+        CRASH.replace("Read error [127.0.0.1]:44265: Connection reset by peer", "Timed out waiting 5000ms for recv")
+        .replace("rank      : 0 (local_rank: 0)", "rank      : X")
+        .replace("rank      : 1 (local_rank: 1)", "rank      : 0 (local_rank: 0)")
+        .replace("rank      : X", "rank      : 1 (local_rank: 1)")
+        .replace("exitcode  : 3 (pid: 5932)", "exitcode  : 1 (pid: 5932)")
+    )
+    status, log = _log(tmp_path, hung)
+    message = launcher._diagnose("train", status, 2, log, 1, False, 5)
+    assert message == (
+        "train on 2 ranks did not complete: rank 1 stopped responding and was ended (SIGTERM); "
+        "rank 0 exited with status 1 (timed out waiting for the others)"
+    )
+
+
+def test_a_rank_that_never_joined_is_not_said_to_have_been_stopped(tmp_path: Path) -> None:
+    absent = (
+        CRASH.replace("[rank0]: RuntimeError: [/__w", "torch.distributed.DistStoreError: wait timeout after 5000ms\n[")
+        .replace("rank      : 0 (local_rank: 0)", "rank      : X")
+        .replace("rank      : 1 (local_rank: 1)", "rank      : 0 (local_rank: 0)")
+        .replace("rank      : X", "rank      : 1 (local_rank: 1)")
+        .replace("exitcode  : 3 (pid: 5932)", "exitcode  : 1 (pid: 5932)")
+    )
+    status, log = _log(tmp_path, absent, joined=(0,))
+    message = launcher._diagnose("train", status, 2, log, 1, False, 5)
+    assert message == (
+        "train on 2 ranks did not complete: rank 0 exited with status 1 (timed out waiting for the others); "
+        "rank 1 never joined"
+    )
+
+
+def test_torchrun_failing_alone_is_told_by_its_exception(tmp_path: Path) -> None:
+    text = (
+        "Traceback (most recent call last):\n  File x\ntorch.distributed.elastic.rendezvous.RendezvousTimeoutError:\n"
+    )
+    status, log = _log(tmp_path, text, joined=())
+    message = launcher._diagnose("probe", status, 2, log, 1, False, 5)
+    assert message == (
+        "probe on 2 ranks did not complete: no rank joined the process group (rendezvous did not form); "
+        "torchrun exited with status 1 (RendezvousTimeoutError)"
+    )
+
+
+@pytest.fixture
+def no_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    def started(*args: object) -> dict[str, Any]:
+        raise AssertionError("a rank was started")
+
+    monkeypatch.setattr(launcher, "_run", started)
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.parametrize(
+    ("changes", "field", "accepted"),
+    [
+        ({"batch": 10**15}, "batch", "from 1 to 65536"),
+        ({"batch": 0}, "batch", "from 1 to 65536"),
+        ({"steps": 10**9}, "steps", "from 1 to 100000"),
+        ({"warmup": -1}, "warmup", "from 0 to 100000"),
+        ({"repeats": 10**6}, "repeats", "from 1 to 1000"),
+        ({"params": 1e300}, "params", "from 1k to 1e+09"),
+        ({"params": float("nan")}, "params", "from 1k to 1e+09"),
+        ({"workload": "resnet"}, "workload", "one of mlp, cnn, transformer"),
+    ],
+)
+def test_measure_refuses_out_of_range_values(changes: dict[str, Any], field: str, accepted: str) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(accepted)) as caught:
+        measure([1], **{**SMALL, **changes})
+    assert caught.value.field == field
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_measure_refuses_more_ranks_per_node_than_the_bound() -> None:
+    with pytest.raises(InvalidInput, match="from 1 to 1024") as caught:
+        measure([1, 10**6], **SMALL)
+    assert caught.value.field == "nproc"
+    for sizes in ([], 4, "12", [1] * 1000 + [0]):
+        with pytest.raises(InvalidInput, match="from 1 to 1024"):
+            measure(sizes, **SMALL)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "accepted"),
+    [
+        ({"nproc_per_node": 10**6}, "nproc", "ranks per node, from 1 to 1024"),
+        ({"nproc_per_node": 0}, "nproc", "ranks per node, from 1 to 1024"),
+        ({"timeout": 1e300}, "timeout", "from 1 s to 24 h"),
+        ({"timeout": float("nan")}, "timeout", "from 1 s to 24 h"),
+        ({"timeout": 0.01}, "timeout", "from 1 s to 24 h"),
+        ({"threads": 10**9}, "threads", "from 1 to 4096"),
+        ({"nnodes": 0}, "nnodes", "a whole number of at least 1"),
+        ({"nnodes": 10**9, "rdzv_endpoint": "h:1"}, "nnodes", "from 1 to 65536"),
+        ({"nnodes": 2, "node_rank": 2, "rdzv_endpoint": "10.0.0.1:29500"}, "node_rank", "a rank from 0 to 1"),
+        ({"nnodes": 2, "rdzv_endpoint": "10.0.0.1:70000"}, "rdzv_endpoint", "host:port of node 0"),
+        ({"nnodes": 2, "rdzv_endpoint": "a b"}, "rdzv_endpoint", "host:port of node 0"),
+        ({"local_addr": "x;rm"}, "local_addr", "a host name or an IP address"),
+        ({"backend": "mpi"}, "backend", "auto, gloo or nccl"),
+    ],
+)
+def test_a_cluster_is_checked_when_made(changes: dict[str, Any], field: str, accepted: str) -> None:
+    with pytest.raises(InvalidInput, match=accepted) as caught:
+        Cluster(**changes)
+    assert caught.value.field == field
+
+
+def test_several_nodes_need_the_rendezvous() -> None:
+    with pytest.raises(MissingInput, match="host:port of node 0, with --nnodes above 1"):
+        Cluster(nnodes=2)
+    assert Cluster(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_probe_refuses_out_of_range_values() -> None:
+    for changes, field in (({"max_bytes": 2**40}, "max_bytes"), ({"reps": 10**9}, "reps"), ({"warmup": -1}, "warmup")):
+        with pytest.raises(InvalidInput) as caught:
+            probe(Cluster(nproc_per_node=2), **changes)
+        assert caught.value.field == field
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.parametrize("run", ["measure", "probe"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_rank_starts(tmp_path: Path, run: str) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+
+    def start(out: Path | str) -> object:
+        if run == "measure":
+            return measure([1], out=out, **SMALL)
+        return probe(Cluster(nproc_per_node=2), max_bytes=64, reps=1, out=out)
+
+    for out, accepted in (
+        (tmp_path, "not a folder"),
+        (a_file / "runs.jsonl", "a-file is a file"),
+        (a_file / "deeper" / "runs.jsonl", "a-file is a file"),
+        ("", "a file path"),
+    ):
+        with pytest.raises(InvalidInput, match=accepted) as caught:
+            start(out)
+        assert caught.value.field == "out"
+
+
+@pytest.mark.usefixtures("no_rank")
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
+def test_an_output_in_a_folder_one_may_not_write_is_refused(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(InvalidInput, match="a folder you can write to"):
+            measure([1], out=locked / "new" / "runs.jsonl", **SMALL)
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_an_output_whose_folders_are_missing_is_accepted(tmp_path: Path) -> None:
+    assert launcher._output("out", tmp_path / "new" / "deeper" / "runs.jsonl") == tmp_path / "new/deeper/runs.jsonl"
+    assert not (tmp_path / "new").exists()  # made when the record is written, not before
+
+
+@pytest.mark.usefixtures("no_rank")
+def test_an_output_one_may_not_write_is_refused_even_as_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    existing = tmp_path / "runs.jsonl"
+    existing.write_text("")
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)  # as a read-only file system answers
+    with pytest.raises(InvalidInput, match="a file you can write to"):
+        measure([1], out=existing, **SMALL)
+    with pytest.raises(InvalidInput, match="a folder you can write to"):
+        probe(Cluster(nproc_per_node=2), out=tmp_path / "network.json")
