@@ -64,6 +64,10 @@ class Input:
     group: str = ""  # where the page shows it: a fieldset's name
     unit: str = ""  # what a bare API number means: "bytes/s", "s"
     default_text: str = ""  # the default as people write it, where that is not the number: 25MiB, 2%
+    label: str = ""  # the page's label, a catalog message (translated where shown)
+    hint: str = ""  # a line under the page's field, a catalog message
+    choice_labels: tuple[str, ...] = ()  # how the page names each choice (catalog messages or product names)
+    empty_label: str = ""  # the page's option for no choice, when the input may stay empty
 
     @property
     def shown_default(self) -> str:

@@ -12,23 +12,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpscale.errors import MissingInput
+from dpscale.errors import N_, MissingInput
 from dpscale.inputs import Definition, Input, Values
 from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_DEVICES_PER_NODE, DEFAULT_JITTER
-from dpscale.predict.presets import presets
+from dpscale.predict.presets import Tier, presets
 
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Lever, Prediction, Workload
 
 __all__ = ["PREDICT", "Request", "build"]
 
-_INTRA = tuple(sorted(presets()["intra"]))
-_INTER = tuple(sorted(presets()["inter"]))
-
 
 def _tier(
-    tier: str, names: tuple[str, ...], example: str, where: str, per: str, bandwidth: str, latency: str
+    tier: Tier,
+    example: str,
+    where: str,
+    per: str,
+    bandwidth: str,
+    latency: str,
+    labels: tuple[str, str, str, str, str, str],
 ) -> tuple[Input, ...]:
+    table = presets()[tier]
+    names = tuple(sorted(table, key=lambda name: table[name]["bandwidth"]))  # slowest first
+    label, empty, bandwidth_label, bandwidth_hint, latency_label, efficiency_label = labels
     return (
         Input(
             tier,
@@ -37,6 +43,9 @@ def _tier(
             choices=names,
             example=(example, example),
             group="cluster",
+            label=label,
+            choice_labels=tuple(table[name]["description"] for name in names),
+            empty_label=empty,
         ),
         Input(
             f"{tier}_bandwidth",
@@ -47,6 +56,8 @@ def _tier(
             option=f"--{tier}-bw",
             group="cluster",
             unit="bytes/s",
+            label=bandwidth_label,
+            hint=bandwidth_hint,
         ),
         Input(
             f"{tier}_latency",
@@ -56,6 +67,7 @@ def _tier(
             high=1,
             group="advanced",
             unit="s",
+            label=latency_label,
         ),
         Input(
             f"{tier}_efficiency",
@@ -64,6 +76,7 @@ def _tier(
             low=0.01,
             high=1,
             group="advanced",
+            label=efficiency_label,
         ),
     )
 
@@ -79,6 +92,8 @@ PREDICT_INPUTS = (
         short="-d",
         example=("1..256", "1..256"),
         group="workload",
+        label=N_("Device counts"),
+        hint=N_("For example 8, 16, 64, or 1..1024 for the powers of two."),
     ),
     Input(
         "per_device_throughput",
@@ -91,6 +106,7 @@ PREDICT_INPUTS = (
         short="-v",
         example=("938", "938"),
         group="workload",
+        label=N_("Throughput of one device alone (samples/s)"),
     ),
     Input(
         "batch",
@@ -102,6 +118,7 @@ PREDICT_INPUTS = (
         short="-b",
         example=("256", "256"),
         group="workload",
+        label=N_("Micro-batch per device (samples)"),
     ),
     Input(
         "params",
@@ -113,6 +130,8 @@ PREDICT_INPUTS = (
         short="-p",
         example=("25,6M", "25.6M"),
         group="workload",
+        label=N_("Parameters"),
+        hint=N_("For example 25.6M or 7B."),
     ),
     Input(
         "grad_bytes",
@@ -123,6 +142,7 @@ PREDICT_INPUTS = (
         high=16,
         example=("4", "4"),
         group="workload",
+        label=N_("Bytes per gradient value (4 for fp32)"),
     ),
     Input(
         "accumulation",
@@ -134,6 +154,7 @@ PREDICT_INPUTS = (
         short="-k",
         example=("1", "1"),
         group="workload",
+        label=N_("Gradient-accumulation steps"),
     ),
     Input(
         "input_throughput",
@@ -143,6 +164,11 @@ PREDICT_INPUTS = (
         high=1e15,
         option="--input-rate",
         group="workload",
+        label=N_("Input pipeline of one node (samples/s)"),
+        hint=N_(
+            "Optional: what loading and decoding sustain for all the devices of a node. "
+            "Left empty, the input is assumed to keep up."
+        ),
     ),
     Input(
         "devices_per_node",
@@ -153,9 +179,40 @@ PREDICT_INPUTS = (
         short="-g",
         example=("8", "8"),
         group="cluster",
+        label=N_("Devices per node"),
     ),
-    *_tier("intra", _INTRA, "nvlink3", "link inside a node", "device", "300GB/s", "3us"),
-    *_tier("inter", _INTER, "ib-hdr", "network between nodes", "network card", "100Gb/s, 12.5GB/s", "10us"),
+    *_tier(
+        "intra",
+        "nvlink3",
+        "link inside a node",
+        "device",
+        "300GB/s",
+        "3us",
+        (
+            N_("Link inside a node"),
+            N_("custom bandwidth below"),
+            N_("Bandwidth inside a node, per device (custom)"),
+            N_("For example 300 GB/s."),
+            N_("Latency inside a node (empty: the preset's)"),
+            N_("Share of the bandwidth an all-reduce reaches inside a node (empty: the preset's)"),
+        ),
+    ),
+    *_tier(
+        "inter",
+        "ib-hdr",
+        "network between nodes",
+        "network card",
+        "100Gb/s, 12.5GB/s",
+        "10us",
+        (
+            N_("Network between nodes"),
+            N_("none, or custom bandwidth below"),
+            N_("Network bandwidth per card (custom)"),
+            N_("For example 100 Gb/s."),
+            N_("Network latency (empty: the preset's)"),
+            N_("Share of the network bandwidth an all-reduce reaches (empty: the preset's)"),
+        ),
+    ),
     Input(
         "nics",
         "count",
@@ -165,6 +222,7 @@ PREDICT_INPUTS = (
         high=64,
         example=("4", "4"),
         group="cluster",
+        label=N_("Network cards per node"),
     ),
     Input(
         "network",
@@ -180,6 +238,8 @@ PREDICT_INPUTS = (
         choices=ALGORITHMS,
         example=("auto", "auto"),
         group="cluster",
+        label=N_("All-reduce algorithm"),
+        choice_labels=(N_("fastest (as NCCL picks)"), "ring", "tree", N_("hierarchical")),
     ),
     Input(
         "overlap",
@@ -189,6 +249,8 @@ PREDICT_INPUTS = (
         option="--no-overlap",
         example=("on", "on"),
         group="cluster",
+        label=N_("Overlap with the backward pass"),
+        choice_labels=(N_("on (DDP)"), N_("off")),
     ),
     Input(
         "bucket_bytes",
@@ -201,6 +263,7 @@ PREDICT_INPUTS = (
         group="advanced",
         unit="bytes",
         default_text="25MiB",
+        label=N_("DDP bucket size (empty: 25 MiB)"),
     ),
     Input(
         "jitter",
@@ -212,6 +275,7 @@ PREDICT_INPUTS = (
         high=0.5,
         example=("2 %", "2%"),
         group="cluster",
+        label=N_("Step-time variation across devices"),
     ),
 )
 

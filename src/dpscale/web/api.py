@@ -6,7 +6,9 @@ grows with what is asked, runs in the thread pool (``def``) so that it holds up 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
@@ -14,7 +16,9 @@ from pydantic import Field
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
-from dpscale.errors import InvalidInput, MissingInput
+from dpscale.errors import InvalidInput
+from dpscale.inputs import Definition, Input
+from dpscale.predict import inputs as predict_inputs
 from dpscale.web.schemas import (
     MAX_COUNT,
     MAX_DEVICES,
@@ -146,59 +150,56 @@ async def api_plan(
     return plan.plan(work, devices or 1, per_device_throughput, efficiency, **money).to_dict()
 
 
-@router.get(
+def _parameter(item: Input) -> inspect.Parameter:
+    """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
+    description = f"{item.help} ({item.unit})" if item.unit else item.help
+    annotation: Any
+    if item.kind == "device_list":
+        query = Query(min_length=1, max_length=MAX_SIZES, description=f"{description} (repeat the key)")
+        annotation = Annotated[list[Annotated[int, Field(ge=item.low, le=item.high)]], query]
+    elif item.kind == "choice":
+        annotation = Annotated[str, Query(description=description, json_schema_extra={"enum": list(item.choices)})]
+    elif item.kind == "switch":
+        annotation = Annotated[bool, Query(description=description)]
+    else:
+        number: Any = int if item.kind == "count" else float
+        annotation = Annotated[number, Query(description=description, ge=item.low, le=item.high)]
+    if item.required:
+        return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
+    if item.default is None:
+        base, query = get_args(annotation)
+        annotation = Annotated[base | None, query]
+    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
+
+
+def _endpoint(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A route function taking the definition's inputs as query parameters; ``answer`` gets what it builds.
+
+    A ``def``: it runs in the thread pool, so a costly request holds up no other.
+    """
+
+    def endpoint(**values: Any) -> dict[str, Any]:
+        return answer(definition.build(values))
+
+    parameters = [_parameter(item) for item in definition.on("api")]
+    endpoint.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    endpoint.__name__ = f"api_{definition.name}"
+    return endpoint
+
+
+def _prediction(request: predict_inputs.Request) -> dict[str, Any]:
+    prediction, found = request.predict(), request.levers()
+    return {**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]}
+
+
+router.add_api_route(
     "/api/v1/predict",
+    _endpoint(predict_inputs.PREDICT, _prediction),
+    methods=["GET"],
     response_model=PredictOut,
     responses=bad_input,
     summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
 )
-def api_predict(  # computes for up to MAX_SIZES device counts: in the thread pool, off the event loop
-    devices: Annotated[
-        list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]],
-        Query(min_length=1, max_length=MAX_SIZES, description="device counts (repeat the key)"),
-    ],
-    per_device_throughput: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v, samples/s")],
-    batch: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_COUNT, description="micro-batch per device")],
-    params: Annotated[float, Query(ge=1, le=1e15, description="parameters")],
-    grad_bytes: Annotated[float, Query(ge=0.125, le=16, description="bytes per gradient value")] = 4,
-    accumulation: Annotated[int, Query(ge=1, le=MAX_COUNT)] = 1,
-    devices_per_node: Annotated[int, Query(ge=1, le=1024)] = 8,
-    intra: Annotated[
-        str | None, Query(description="a link preset inside a node", json_schema_extra=_presets("intra"))
-    ] = None,
-    intra_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per device")] = None,
-    intra_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
-    intra_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
-    inter: Annotated[
-        str | None, Query(description="a network preset between nodes", json_schema_extra=_presets("inter"))
-    ] = None,
-    inter_bandwidth: Annotated[float | None, Query(ge=1e6, le=1e15, description="bytes/s per card")] = None,
-    inter_latency: Annotated[float | None, Query(ge=0, le=1, description="seconds")] = None,
-    inter_efficiency: Annotated[float | None, Query(ge=0.01, le=1)] = None,
-    nics: Annotated[int, Query(ge=1, le=64)] = 1,
-    algorithm: Annotated[Literal["auto", "ring", "tree", "hierarchical"], Query()] = "auto",
-    overlap: bool = True,
-    bucket_bytes: Annotated[float, Query(ge=1024, le=1e12)] = 25 * 2**20,
-    jitter: Annotated[float, Query(ge=0, le=0.5)] = 0.02,
-    input_throughput: Annotated[
-        float | None,
-        Query(
-            ge=MIN_POSITIVE,
-            le=MAX_THROUGHPUT * 1024,
-            description="samples/s one node's input pipeline sustains for all its devices (at least v)",
-        ),
-    ] = None,
-) -> dict[str, Any]:
-    from dpscale.predict import model, presets
-
-    intra_link = presets.resolve_link("intra", intra, intra_bandwidth, intra_latency, intra_efficiency)
-    if intra_link is None:
-        raise MissingInput("intra_bandwidth", "intra_bandwidth or an intra preset")
-    inter_link = presets.resolve_link("inter", inter, inter_bandwidth, inter_latency, inter_efficiency, nics=nics)
-    workload = model.Workload(per_device_throughput, batch, params, grad_bytes, accumulation, input_throughput)
-    cluster = model.Cluster(intra_link, devices_per_node, inter_link, algorithm, overlap, bucket_bytes, jitter)
-    found = model.levers(devices, workload, cluster)
-    return {**model.predict(devices, workload, cluster).to_dict(), "levers": [lever.to_dict() for lever in found]}
 
 
 @router.post(

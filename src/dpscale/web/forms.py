@@ -18,18 +18,18 @@ from dpscale.batch import Batch
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
+from dpscale.inputs import Definition, Input
 from dpscale.parse import (
     number_reader,
-    parse_bandwidth,
     parse_count,
     parse_device_list,
     parse_duration,
     parse_efficiency,
     parse_number,
-    parse_scaled_count,
-    parse_variation,
+    read_input,
 )
 from dpscale.plan import DeadlinePlan, Plan
+from dpscale.predict.inputs import PREDICT
 from dpscale.web.security import MAX_SIZES
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
@@ -68,12 +68,18 @@ _SHOW: dict[Reader, Callable[[Any, Lang], str]] = {
 
 @dataclass(frozen=True)
 class Field:
-    """One input: its reader, its prefilled example in French and in English, whether it may stay empty."""
+    """One input: its reader, its prefilled example in French and in English, whether it may stay empty.
+
+    ``show`` writes a value read in one language for the other (the language switch); ``spec``
+    is the input's core definition, for the fields a calculator's definition makes.
+    """
 
     read: Reader
     fr: str
     en: str
     required: bool = True
+    show: Callable[[Any, Lang], str] | None = None
+    spec: Input | None = None
 
     def example(self, lang: Lang) -> str:
         return self.fr if lang == "fr" else self.en
@@ -96,13 +102,54 @@ class Calculator:
     fields: dict[str, Field]
     compute: Callable[[dict[str, Any]], Any]
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
+    definition: Definition | None = None  # the core's definition the fields were made from
+
+    @property
+    def groups(self) -> list[tuple[str, list[Input]]]:
+        """The definition's page inputs by group, in the order they first appear."""
+        out: dict[str, list[Input]] = {}
+        for item in self.definition.on("page") if self.definition else ():
+            out.setdefault(item.group, []).append(item)
+        return list(out.items())
+
+
+_SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
+    "count": _show_count,
+    "number": _show_number,
+    "fraction": _show_efficiency,
+    "variation": _show_efficiency,
+}
+
+
+def _reader(item: Input) -> Reader:
+    if item.kind == "device_list":
+        return _device_list
+
+    def read(text: str, lang: Lang, *, field: str) -> Any:
+        return read_input(item, text, lang)
+
+    return read
+
+
+def fields_of(definition: Definition) -> dict[str, Field]:
+    """A page's fields, one per input of ``definition`` that the page takes."""
+    return {
+        item.name: Field(
+            _reader(item),
+            *(item.example or ("", "")),
+            required=item.required,
+            show=_SHOW_KIND.get(item.kind),
+            spec=item,
+        )
+        for item in definition.on("page")
+    }
 
 
 def translate_values(calc: Calculator, values: dict[str, str], source: Lang, target: Lang) -> dict[str, str]:
     """The values typed in ``source``'s way rewritten in ``target``'s (``2,5`` → ``2.5``); others kept."""
     out = dict(values)
     for name, field in calc.fields.items():
-        show = _SHOW.get(field.read)
+        show = field.show or _SHOW.get(field.read)
         if show is None or not values[name].strip():
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
@@ -214,27 +261,8 @@ class PredictResult:
 
 
 def _predict(v: dict[str, Any]) -> PredictResult:
-    from dpscale.predict import model, presets
-    from dpscale.predict.defaults import DDP_BUCKET_BYTES
-
-    intra = presets.resolve_link("intra", v["intra"] or None, v["intra_bandwidth"])
-    if intra is None:
-        raise MissingInput("intra_bandwidth", "a bandwidth inside a node, or a preset")
-    inter = presets.resolve_link("inter", v["inter"] or None, v["inter_bandwidth"], nics=v["nics"] or 1)
-    workload = model.Workload(
-        v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"], v["input_throughput"]
-    )
-    algorithm: Any = v["algorithm"] or "auto"  # Cluster checks it is one of the algorithms
-    cluster = model.Cluster(
-        intra,
-        v["devices_per_node"],
-        inter,
-        algorithm,
-        v["overlap"] != "off",
-        DDP_BUCKET_BYTES,
-        v["jitter"] or 0.0,
-    )
-    return PredictResult(model.predict(v["devices"], workload, cluster), model.levers(v["devices"], workload, cluster))
+    request = PREDICT.build(v)
+    return PredictResult(request.predict(), request.levers())
 
 
 def _measurements(text: str, lang: Lang, *, field: str) -> Any:
@@ -312,26 +340,10 @@ CALCULATORS: dict[str, Calculator] = {
     "predict": Calculator(
         "predict",
         "/predict",
-        {
-            "devices": Field(_device_list, "1..256", "1..256"),
-            "per_device_throughput": Field(parse_number, "938", "938"),
-            "batch": Field(parse_number, "256", "256"),
-            "params": Field(parse_scaled_count, "25,6M", "25.6M"),
-            "grad_bytes": Field(parse_number, "4", "4"),
-            "accumulation": Field(parse_count, "1", "1"),
-            "input_throughput": Field(parse_number, "", "", required=False),
-            "devices_per_node": Field(parse_count, "8", "8"),
-            "intra": Field(_text, "nvlink3", "nvlink3", required=False),
-            "intra_bandwidth": Field(parse_bandwidth, "", "", required=False),
-            "inter": Field(_text, "ib-hdr", "ib-hdr", required=False),
-            "inter_bandwidth": Field(parse_bandwidth, "", "", required=False),
-            "nics": Field(parse_count, "4", "4", required=False),
-            "algorithm": Field(_text, "auto", "auto", required=False),
-            "overlap": Field(_text, "on", "on", required=False),
-            "jitter": Field(parse_variation, "2 %", "2%", required=False),
-        },
+        fields_of(PREDICT),
         _predict,
         aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
+        definition=PREDICT,
     ),
     "fit": Calculator(
         "fit",
