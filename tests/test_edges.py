@@ -83,6 +83,7 @@ def test_plan(work: Any, d: Any, v: Any, e: Any, price: Any, watts: Any) -> None
 @example(2**63, 256, 25.6e6, None, 64)  # a Python int past numpy's integers
 @example(1e300, 256, 25.6e6, None, 10**9)  # A = n·v·E past floating point
 @example(0.5, 1e307, 1e300, 0.5, 64)  # a what-if (twice the batch to load) that overflows
+@example(1, 1.7e308, 1, None, 64)  # a finite compute time of 1.7e308 s plus the wait for stragglers: T_step = ∞
 def test_predict(v: Any, b: Any, params: Any, loader: Any, n: Any) -> None:
     def both() -> list[Any]:
         w = Workload(v, b, params, 2.0, 1, loader)
