@@ -50,6 +50,7 @@ EDGES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthC
 @given(counts, numbers, numbers)
 @example(8, 1e-300, 1e9)  # E = 1.25e308: its speedup d·E once reached JSON as infinity
 @example(1, 1e-300, 1e9)  # devices_for: 1e309 devices
+@example(3, 1e9, 1.7976931348623157e308)  # efficiency_from: A = d·v·E again, rounded past the largest float
 def test_scaling(d: Any, v: Any, x: Any) -> None:
     shown_whole(lambda: scale(d, v, x))
     shown_whole(lambda: efficiency_from(d, v, x))
