@@ -43,7 +43,7 @@ def shown_whole(call: Callable[[], Any]) -> None:
             assert item._repr_html_().startswith("<table")
 
 
-EDGES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EDGES = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @EDGES
