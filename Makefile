@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench install clean locales vendor serve
+.PHONY: run test fuzz system-deps lint format bench install clean locales vendor serve
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,30 @@ run: install
 	$(VENV)/bin/dpscale serve $(SERVE_ARGS)
 
 ## test: the whole suite; an empty selection (pytest exit 5) is a failure
-test: install
+test: install system-deps
 	@set +e; $(PY) -m pytest --cov --cov-report=term $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+## fuzz: the Hypothesis tests with a random seed and thousands of examples each (SEED=n replays a run); its finds become @examples
+fuzz: install
+	@seed=$(SEED); seed=$${seed:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+	echo "make fuzz: --hypothesis-seed=$$seed (make fuzz SEED=$$seed replays this run)"; \
+	set +e; DPSCALE_HYPOTHESIS=fuzz $(PY) -m pytest -m hypothesis --hypothesis-seed=$$seed $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make fuzz: pytest collected no tests" >&2; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then echo "make fuzz: failed with SEED=$$seed; keep each find as an @example beside its test" >&2; fi; \
+	exit $$rc
+
+## system-deps: Debian's chromium (browser tests) and iproute2 (network testbed), installed by apt-get when missing and run as root; else nothing, and those tests skip saying why
+system-deps:
+	@missing=""; \
+	[ -x "$${DPSCALE_CHROMIUM:-/usr/bin/chromium}" ] || missing="chromium"; \
+	{ command -v ip && command -v tc; } >/dev/null 2>&1 || missing="$${missing:+$$missing }iproute2"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: installing $$missing with apt-get"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  log=$$( { apt-get update -qq && apt-get install -y -qq -o DPkg::Lock::Timeout=120 $$missing; } </dev/null 2>&1 ) \
+	    || echo "$$log"$$'\n'"make: could not install $$missing; the tests that need it will skip" >&2; \
+	fi
 
 ## lint: format check, lint, strict types
 lint: install

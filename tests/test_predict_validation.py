@@ -3,19 +3,59 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
-from dpscale.predict.validation import check, markdown_table, mean_absolute_error
+import pytest
+
+from tests.validation_support import Check, check, markdown_table
 
 DATA = Path(__file__).parent / "data" / "published_scaling.csv"
 README = Path(__file__).resolve().parents[1] / "README.md"
 
+Row = tuple[str, str, str, int, str]  # source, model, precision, devices, links: one published row
+
+# How far each row's prediction may be from the measurement, in points of efficiency
+# (|predicted − measured| · 100): today's error (after #) plus at least one point, rounded up to a
+# whole point. The point absorbs what should not count as a change of model (rounding, a preset's
+# latency nudged); a drift beyond it, at any row, fails here even where the mean hides it. A row the
+# model gets closer to passes: tighten its tolerance then. The large ones are the misses the README
+# explains: AMP, whose hosts' input rate the sources do not give; BERT, whose script does not overlap.
+TOLERANCE: dict[Row, int] = {
+    ("S1", "ResNet-50v1.5", "TF32", 8, "NVSwitch (NVLink3)"): 2,  # -0.6
+    ("S1", "ResNet-50v1.5", "AMP", 8, "NVSwitch (NVLink3)"): 13,  # +11.8
+    ("S1", "ResNet-50v1.5", "FP32", 8, "NVLink2 hybrid cube-mesh"): 3,  # -1.2
+    ("S1", "ResNet-50v1.5", "AMP", 8, "NVLink2 hybrid cube-mesh"): 11,  # +9.2
+    ("S9", "ResNet-50", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 3,  # +1.5
+    ("S9", "ResNet-101", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 6,  # +4.5
+    ("S9", "ResNeXt101-32x8d", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 5,  # +3.1
+    ("S10", "ResNet-50v1.5", "FP32", 32, "NVLink2 + 1x100Gb InfiniBand"): 2,  # +1.0
+    ("S10", "ResNet-50v1.5", "AMP", 32, "NVLink2 + 1x100Gb InfiniBand"): 7,  # +6.0
+    ("S10", "BERT-base", "FP32", 16, "NVLink2 + 1x100Gb InfiniBand"): 18,  # +16.1
+    ("S10", "BERT-base", "FP16", 32, "NVLink2 + 1x100Gb InfiniBand"): 28,  # +26.7
+}
+
+
+@cache
+def checks() -> dict[Row, Check]:
+    return {(c.source, c.model, c.precision, c.devices, c.interconnect): c for c in check(DATA)}
+
 
 def test_every_row_with_inputs_is_predicted() -> None:
-    checks = check(DATA)
-    assert len(checks) == 11  # the two Horovod rows have no single-device throughput
-    assert all(0 < c.predicted <= 1 for c in checks)
-    assert mean_absolute_error(checks) > 0
+    # the two Horovod rows have no single-device throughput; a new row comes with its tolerance
+    assert list(checks()) == list(TOLERANCE)
+    assert all(0 < c.predicted <= 1 for c in checks().values())
+
+
+@pytest.mark.parametrize(
+    ("row", "tolerance"), TOLERANCE.items(), ids=[" ".join([*map(str, r[:4]), r[4].split()[0]]) for r in TOLERANCE]
+)
+def test_each_row_within_its_tolerance(row: Row, tolerance: int) -> None:
+    c = checks()[row]
+    assert abs(c.error_points) <= tolerance, (
+        f"predicted {c.predicted:.3f} against {c.measured:.3f} measured: {c.error_points:+.1f} points, "
+        f"past the {tolerance} allowed"
+    )
 
 
 def test_readme_shows_the_table_as_computed() -> None:

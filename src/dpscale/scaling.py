@@ -189,6 +189,7 @@ def efficiency_from(
     if e <= 0:
         raise InvalidInput("actual_throughput", a, "a throughput large enough to give an efficiency above 0")
     _validate.finite_result("actual_throughput", a, d * e)  # the speedup S = d·E of a wildly superlinear E
+    _validate.finite_result("actual_throughput", a, _mul(d, v, e))  # A = d·v·E again, from the rounded E
     return Solution("efficiency", Scaling(d, v, e, unit), target_throughput=a)
 
 

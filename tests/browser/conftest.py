@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     except ImportError:
         missing.append("the playwright package")
     if not shutil.which(CHROMIUM):
-        missing.append(f"Chromium at {CHROMIUM} (apt-get install chromium)")
+        missing.append(f"Chromium at {CHROMIUM} (make test installs it when run as root; or apt-get install chromium)")
     if not missing:
         return
     if os.environ.get("CI"):

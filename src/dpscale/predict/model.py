@@ -283,13 +283,11 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     compute, communication, exposed, wait, fed = (
         np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy() for term in (*terms, waiting_for_input)
     )
-    if not (
-        np.all(np.isfinite(compute))
-        and np.all(np.isfinite(communication))
-        and np.all(np.isfinite(fed))
-        and np.all(compute > 0)
-    ):
-        # Products of extreme inputs (a batch of 1e300 at 1e-300 samples/s) leave floating point.
+    with np.errstate(over="ignore"):
+        step = compute + exposed + wait + fed  # every term ≥ 0: the sum is finite only if each term is
+    if not (np.all(np.isfinite(step)) and np.all(np.isfinite(communication)) and np.all(compute > 0)):
+        # Products of extreme inputs (a batch of 1e300 at 1e-300 samples/s) leave floating point, and
+        # so can a finite compute time of 1.7e308 s once the wait for stragglers is added to it.
         raise InvalidInput(
             "batch", w.batch, "a batch, throughput and model size whose step times are finite and above 0"
         )

@@ -1,5 +1,8 @@
 """The predictor against published measurements (tests/data/published_scaling.csv and the like).
 
+Test support, not part of the package: tests/test_predict_validation.py holds each row to its
+tolerance and keeps the README's table in step with :func:`markdown_table`.
+
 Each row with a single-device throughput is predicted from its own columns only: devices,
 devices per node, per-device batch, parameters, gradient bytes, the per-device link inside a node
 and the node's network bandwidth, with dpscale's defaults for everything else (latencies,
