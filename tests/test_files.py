@@ -168,7 +168,8 @@ def test_the_web_pages_pasted_text_is_read_by_the_same_bounded_reader() -> None:
     nested = '{"devices": ' + "[" * 2_000
     err = refused(lambda: read_points("measurements", text=nested, read_number=number_reader("fr")))
     assert err.field == "measurements, line 1"
-    assert "nested too deeply" in err.localized("fr")
+    assert "nested too deeply" in err.localized("en")
+    assert "moins profondément imbriqués" in err.localized("fr")
     err = refused(lambda: read_points("measurements", text="[" * 2_000, read_number=number_reader("en")))
     assert "a header with devices and throughput" in str(err)
     with pytest.raises(InvalidInput, match="at most 8 MiB"):

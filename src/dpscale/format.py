@@ -19,6 +19,7 @@ from dpscale.i18n import Lang
 
 __all__ = [
     "format_duration",
+    "format_estimate",
     "format_energy",
     "format_milliseconds",
     "format_money",
@@ -90,6 +91,19 @@ def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = 
     if (abs(x) >= _HUGE or 0 < abs(x) < _TINY) and math.isfinite(x):
         return format_scientific(x, format="0.###E0", locale=_locale(lang))
     return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
+
+
+def format_estimate(value: float, error: float | None, lang: Lang) -> str:
+    """A fitted value and its standard error, to the error's two significant digits: ``364.13 ± 0.47``.
+
+    The value keeps no digit its error makes meaningless (``0 ± 0.000056``, not ``5.4E-23 ± …``).
+    """
+    if error is None or not math.isfinite(error) or error <= 0 or not math.isfinite(value):
+        return format_number(value, lang, decimals=4)
+    place = 1 - math.floor(math.log10(error))  # decimals that keep two digits of the error
+    decimals = max(0, min(place, 15))
+    value_text = format_number(round(value, place) + 0.0, lang, decimals=decimals)  # + 0.0: no "-0"
+    return f"{value_text} ± {format_number(round(error, place), lang, decimals=decimals)}"
 
 
 @_any_magnitude

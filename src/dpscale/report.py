@@ -16,6 +16,7 @@ from dpscale._display import shows
 from dpscale.format import (
     format_duration,
     format_energy,
+    format_estimate,
     format_milliseconds,
     format_money,
     format_number,
@@ -193,11 +194,7 @@ def fit_grid(f: Fit, lang: Lang) -> Grid:
     rows = []
     emphasis = None
     for i, m in enumerate(f.models):
-        params = ", ".join(
-            f"{k} = {format_number(v, lang, decimals=4)}"
-            + (f" ± {format_number(err, lang, decimals=4)}" if err is not None else "")
-            for k, v, err in m.estimates()
-        )
+        params = ", ".join(f"{k} = {format_estimate(v, err, lang)}" for k, v, err in m.estimates())
         if m.name == f.chosen:
             emphasis = i
         aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"

@@ -20,6 +20,7 @@ from dpscale._version import __version__
 from dpscale.format import (
     format_duration,
     format_energy,
+    format_estimate,
     format_milliseconds,
     format_money,
     format_number,
@@ -92,6 +93,7 @@ def page_router() -> APIRouter:
                 kwh=lambda x: format_energy(x, chosen),
                 ms=lambda x: format_milliseconds(x, chosen),
                 points=lambda x: format_points(x, chosen),
+                estimate=lambda x, err: format_estimate(x, err, chosen),
                 lever_text=lambda name: lever_text(name, chosen),
                 version=__version__,
             )
