@@ -12,7 +12,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 EXIT_BAD_INPUT = 2
-LIGHT_COMMANDS = ("scale", "serve")  # need nothing from dpscale.cli.commands
+LIGHT_COMMANDS = ("scale", "serve")  # need none of calculators.py, models.py, cluster.py
 QUICK_COMMANDS = ("scale",)  # done in a blink: the process ends a few milliseconds after it starts
 EXIT_RUN_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -40,11 +40,15 @@ def _main(args: list[str]) -> None:
     import typer
     from typer._click.exceptions import ClickException  # Typer's own (vendored) Click
 
+    import dpscale.cli.scaling
+    import dpscale.cli.serve
     from dpscale.cli.app import app
     from dpscale.errors import DpscaleError, InvalidInput, RunFailed
 
-    if not args or args[0] not in LIGHT_COMMANDS:
-        import dpscale.cli.commands  # noqa: F401  (registers the other commands on app)
+    if not args or args[0] not in LIGHT_COMMANDS:  # the others: loaded only when one of them may run
+        import dpscale.cli.calculators
+        import dpscale.cli.cluster
+        import dpscale.cli.models  # noqa: F401
     if not args or args == ["scale"]:  # nothing to compute yet: say how
         args = [*args, "--help"]
     command = typer.main.get_command(app)

@@ -1,0 +1,224 @@
+"""The sibling calculators: ``dpscale batch``, ``bubble`` and ``plan``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from dpscale.cli.app import app
+from dpscale.cli.options import (
+    JsonOption,
+    LangOption,
+    emit_json,
+    lang_of,
+    optional_count,
+    optional_number,
+    save_plot,
+)
+from dpscale.errors import InvalidInput, MissingInput
+from dpscale.parse import number_reader, parse_count, parse_efficiency, parse_number
+
+__all__ = ["batch", "bubble", "plan"]
+
+
+@app.command()
+def batch(
+    micro_batch: Annotated[str, typer.Argument(help="b, samples per device per micro-step (32).", show_default=False)],
+    accumulation: Annotated[
+        str | None, typer.Argument(help="k, gradient-accumulation steps [default: 1, or solved].", show_default=False)
+    ] = None,
+    devices: Annotated[
+        str | None, typer.Argument(help="d, data-parallel devices [default: 1, or solved].", show_default=False)
+    ] = None,
+    sequence_length: Annotated[
+        str | None, typer.Option("--sequence-length", "-L", help="L, tokens per sample: also give B in tokens.")
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="A global batch to reach: solves k (or d, with --solve devices)."),
+    ] = None,
+    solve: Annotated[str, typer.Option("--solve", help="With --target: accumulation or devices.")] = "accumulation",
+    base_lr: Annotated[
+        str | None, typer.Option("--base-lr", help="A learning rate tuned at --base-batch: scale it linearly.")
+    ] = None,
+    base_batch: Annotated[
+        str | None, typer.Option("--base-batch", help="The global batch --base-lr was tuned at.")
+    ] = None,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Effective (global) batch B = b·k·d of data parallelism with gradient accumulation.
+
+    dpscale batch 32 4 64
+
+    dpscale batch 32 1 64 --target 8192
+    """
+    from dpscale import batch as core
+    from dpscale.cli.render import print_batch
+
+    language = lang_of(lang)
+    b = parse_count(micro_batch, language, field="micro_batch")
+    k = optional_count(accumulation, language, "accumulation")
+    d = optional_count(devices, language, "devices")
+    seq = optional_count(sequence_length, language, "sequence_length")
+    solution = None
+    if target is not None:
+        goal = parse_count(target, language, field="target_global_batch")
+        wanted = solve.strip().lower()
+        if wanted == "accumulation":
+            solution = core.accumulation_for(goal, b, d or 1, sequence_length=seq)
+        elif wanted == "devices":
+            solution = core.devices_for_batch(goal, b, k or 1, sequence_length=seq)
+        else:
+            raise InvalidInput("solve", solve, "accumulation or devices")
+        result = solution.batch
+    else:
+        result = core.effective_batch(b, k or 1, d or 1, sequence_length=seq)
+    lr = None
+    if (base_lr is None) != (base_batch is None):
+        raise InvalidInput("base_lr", base_lr or base_batch, "--base-lr and --base-batch given together")
+    if base_lr is not None and base_batch is not None:
+        lr = core.scaled_learning_rate(
+            parse_number(base_lr, language, field="base_lr"),
+            parse_count(base_batch, language, field="base_batch"),
+            result.global_batch,
+        )
+    if as_json:
+        payload = solution.to_dict() if solution is not None else result.to_dict()
+        emit_json({**payload, "learning_rate": lr} if lr is not None else payload)
+        return
+    print_batch(solution, result, language, lr)
+
+
+@app.command()
+def bubble(
+    stages: Annotated[str, typer.Argument(help="p, pipeline stages (4).", show_default=False)],
+    micro_batches: Annotated[
+        str | None, typer.Argument(help="m, micro-batches per step (or give --max-bubble).", show_default=False)
+    ] = None,
+    schedule: Annotated[str, typer.Option("--schedule", "-s", help="1f1b, gpipe or interleaved.")] = "1f1b",
+    chunks: Annotated[str, typer.Option("--chunks", help="v, model chunks per device (interleaved).")] = "1",
+    micro_batch_time: Annotated[
+        str | None,
+        typer.Option("--time", help="Forward + backward time of one micro-batch on one stage (e.g. 120 ms)."),
+    ] = None,
+    max_bubble: Annotated[
+        str | None, typer.Option("--max-bubble", help="Find the fewest micro-batches with a bubble at most this (5%).")
+    ] = None,
+    plot: Annotated[
+        str | None, typer.Option("--plot", help="Save a picture of the schedule: .svg, .png, .json.")
+    ] = None,
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Pipeline bubble (p−1)/(v·m + p − 1) for p stages and m micro-batches.
+
+    dpscale bubble 4 8
+
+    dpscale bubble 8 --max-bubble 5% --schedule interleaved --chunks 2
+    """
+    from dpscale import pipeline
+    from dpscale.cli.render import print_bubble
+    from dpscale.parse import parse_duration
+
+    language = lang_of(lang)
+    p = parse_count(stages, language, field="stages")
+    v = parse_count(chunks, language, field="chunks")
+    if (micro_batches is None) == (max_bubble is None):
+        given = "neither" if micro_batches is None else f"{micro_batches} and --max-bubble {max_bubble}"
+        raise InvalidInput("micro_batches", given, "either m or --max-bubble, not both")
+    if max_bubble is not None:
+        found = pipeline.micro_batches_for(
+            p, parse_efficiency(max_bubble, language, field="max_bubble"), schedule=schedule, chunks=v
+        )
+        m = found.micro_batches
+    else:
+        m = parse_count(micro_batches or "", language, field="micro_batches")
+    t = None if micro_batch_time is None else parse_duration(micro_batch_time, language, field="time")
+    result = pipeline.bubble(p, m, schedule=schedule, chunks=v, micro_batch_time=t)
+    if plot is not None:
+        from dpscale.charts import save_chart, schedule_chart
+
+        save_plot(plot, lambda: save_chart(schedule_chart(result, language), plot, lang=language))
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    print_bubble(result, language)
+
+
+@app.command()
+def plan(
+    work: Annotated[
+        str,
+        typer.Option("--work", "-w", help="Samples (or tokens) to process: dataset size × epochs.", show_default=False),
+    ],
+    per_device: Annotated[
+        str | None, typer.Option("--per-device", "-v", help="v, one device's throughput alone [default: from --fit].")
+    ] = None,
+    efficiency: Annotated[str | None, typer.Option("--efficiency", "-e", help="E: 90% or 0.9; or give --fit.")] = None,
+    fitted: Annotated[
+        str | None,
+        typer.Option("--fit", help="Measurements (as for dpscale fit): E(d) from the best fitted model."),
+    ] = None,
+    devices: Annotated[str | None, typer.Option("--devices", "-d", help="d; or give --deadline to find it.")] = None,
+    epochs: Annotated[str, typer.Option("--epochs", help="Passes over --work.")] = "1",
+    deadline: Annotated[
+        str | None, typer.Option("--deadline", help="Finish within this (14 d, 36 h): find the fewest devices.")
+    ] = None,
+    price: Annotated[str | None, typer.Option("--price", help="Price of one device-hour.")] = None,
+    currency: Annotated[str, typer.Option("--currency", help="ISO 4217 code of --price.")] = "USD",
+    watts: Annotated[str | None, typer.Option("--watts", help="Power of one device, for the energy.")] = None,
+    unit: Annotated[str, typer.Option("--unit", "-u", help="Throughput unit, for display.")] = "samples/s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Time, device-hours, cost and energy of a run; or the fewest devices for a deadline.
+
+    dpscale plan --work 1.28e9 --per-device 2000 --efficiency 90% --devices 64 --price 2.5
+
+    dpscale plan --work 1.28e9 --per-device 2000 --efficiency 90% --deadline 36h --price 2.5
+    """
+    from dpscale import plan as core
+    from dpscale.cli.render import print_deadline, print_plan
+    from dpscale.parse import parse_duration
+
+    language = lang_of(lang)
+    w = core.total_work(parse_number(work, language, field="work"), parse_number(epochs, language, field="epochs"))
+    if (efficiency is None) == (fitted is None):
+        given = "neither" if efficiency is None else f"--efficiency {efficiency} and --fit {fitted}"
+        raise InvalidInput("efficiency", given, "either --efficiency or --fit, not both")
+    e: float | Callable[[int], float]
+    if fitted is not None:
+        from dpscale import fit as fitting
+
+        best = fitting.fit(fitting.read_points(fitted, read_number=number_reader(language))).best
+        e = best.efficiency
+        v = parse_number(per_device, language, field="per_device_throughput") if per_device else best.throughput(1)
+    else:
+        if per_device is None:
+            raise MissingInput("per_device_throughput", "--per-device, or --fit to read it from runs")
+        e = parse_efficiency(efficiency or "", language)
+        v = parse_number(per_device, language, field="per_device_throughput")
+    money = {
+        "price_per_device_hour": optional_number(price, language, "price"),
+        "watts_per_device": optional_number(watts, language, "watts"),
+        "currency": currency,
+        "unit": unit,
+    }
+    if (devices is None) == (deadline is None):
+        given = "neither" if devices is None else f"--devices {devices} and --deadline {deadline}"
+        raise InvalidInput("devices", given, "either --devices or --deadline, not both")
+    if deadline is not None:
+        found = core.devices_for_deadline(w, parse_duration(deadline, language), v, e, **money)  # type: ignore[arg-type]
+        if as_json:
+            emit_json(found.to_dict())
+            return
+        print_deadline(found, language)
+        return
+    result = core.plan(w, parse_count(devices or "", language, field="devices"), v, e, **money)  # type: ignore[arg-type]
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    print_plan(result, language)

@@ -1,0 +1,244 @@
+"""Measuring a real cluster: ``dpscale measure`` and ``dpscale probe``, launched with torchrun."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+
+from dpscale.cli.app import app
+from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of
+from dpscale.errors import InvalidInput, MissingExtra, MissingInput
+from dpscale.i18n import Lang
+from dpscale.parse import parse_count, parse_scaled_count
+
+__all__ = ["measure", "probe"]
+
+
+Nodes = Annotated[int, typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each.")]
+NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank).")]
+Endpoint = Annotated[
+    str | None, typer.Option("--rdzv-endpoint", help="host:port of the rendezvous, with --nnodes > 1 (torchrun's).")
+]
+LocalAddr = Annotated[
+    str | None, typer.Option("--local-addr", help="This node's address as the others reach it (torchrun's).")
+]
+Threads = Annotated[
+    str | None, typer.Option("--threads", help="CPU threads per rank [default: cores ÷ ranks per node].")
+]
+Backend = Annotated[str, typer.Option("--backend", help="auto (NCCL with GPUs, else gloo), gloo or nccl.")]
+Timeout = Annotated[str, typer.Option("--timeout", help="How long a rank may wait for the others: 120s, 5min.")]
+
+
+def _cluster(
+    language: Lang,
+    nproc: int,
+    nnodes: int,
+    node_rank: int,
+    endpoint: str | None,
+    backend: str,
+    timeout: str,
+    local_addr: str | None = None,
+    threads: str | None = None,
+) -> Any:
+    """The core's Cluster from the options' text; the core checks the values (nodes, ranks, bounds)."""
+    from dpscale.measure.launcher import Cluster
+    from dpscale.parse import parse_duration
+
+    return Cluster(
+        nproc_per_node=nproc,
+        nnodes=nnodes,
+        node_rank=node_rank,
+        rdzv_endpoint=endpoint,
+        local_addr=local_addr,
+        threads=None if threads is None else parse_count(threads, language, field="threads"),
+        backend=backend.strip().lower(),
+        timeout=parse_duration(timeout, language, field="timeout"),
+    )
+
+
+@contextlib.contextmanager
+def _as_given(**given: str | None) -> Iterator[None]:
+    """The core's complaint about a value shown as the user wrote it (``'1e300s'``, not 1e+300)."""
+    try:
+        yield
+    except MissingInput:
+        raise
+    except InvalidInput as exc:
+        text = given.get(exc.field)
+        if text is None:
+            raise
+        raise exc.as_given(exc.place, text if len(text) <= 80 else text[:79] + "…") from None
+
+
+def _stopped(exc: Any) -> None:
+    """Say that SIGTERM or SIGHUP ended the run (the core ended its processes; the exit status is 128 + N)."""
+    print(f"dpscale: stopped by {exc.name}; every process of the run was ended", file=sys.stderr)
+
+
+def _measure_module() -> Any:
+    try:
+        from dpscale.measure import launcher
+    except ImportError as exc:
+        raise MissingExtra("dpscale measure and probe", "measure") from exc
+    return launcher
+
+
+@app.command()
+def measure(
+    nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node at each size: 1,2,4,8.")] = "1,2",
+    workload: Annotated[str, typer.Option("--workload", "-w", help="mlp, cnn or transformer.")] = "mlp",
+    params: Annotated[str, typer.Option("--params", "-p", help="Model size, to match your gradients: 25.6M.")] = "4M",
+    batch: Annotated[str, typer.Option("--batch", "-b", help="Samples per rank per step.")] = "32",
+    steps: Annotated[str, typer.Option("--steps", help="Timed steps per run.")] = "20",
+    warmup: Annotated[str, typer.Option("--warmup", help="Steps run before timing.")] = "5",
+    repeats: Annotated[str, typer.Option("--repeats", "-r", help="Runs per size, for the interval.")] = "3",
+    out: Annotated[str, typer.Option("--out", "-o", help="JSON-lines file the records are added to.")] = "runs.jsonl",
+    nnodes: Nodes = 1,
+    node_rank: NodeRank = 0,
+    rdzv_endpoint: Endpoint = None,
+    local_addr: LocalAddr = None,
+    threads: Threads = None,
+    backend: Backend = "auto",
+    timeout: Timeout = "120s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """Measure throughput and efficiency of a synthetic DDP job at each size, with torchrun.
+
+    dpscale measure --nproc 1,2 --workload mlp --params 4M --batch 32 --out runs.jsonl
+    """
+    import warnings
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dpscale.cli.render import print_measurements
+    from dpscale.parse import parse_device_list
+
+    launcher = _measure_module()
+    language = lang_of(lang)
+    sizes = parse_device_list(nproc, language, field="nproc")
+    given = {
+        "nproc": nproc,
+        "workload": workload,
+        "params": params,
+        "batch": batch,
+        "steps": steps,
+        "warmup": warmup,
+        "repeats": repeats,
+        "timeout": timeout,
+        "threads": threads,
+        "backend": backend,
+    }
+    with _as_given(**given):
+        base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout, local_addr, threads)
+    options: dict[str, Any] = {
+        "workload": workload.strip().lower(),
+        "params": parse_scaled_count(params, language, field="params"),
+        "batch": parse_count(batch, language, field="batch"),
+        "steps": parse_count(steps, language, field="steps"),
+        "warmup": parse_count(warmup, language, field="warmup", minimum=0),
+        "repeats": parse_count(repeats, language, field="repeats"),
+    }
+    progress_console = Console(stderr=True)
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=True,
+            console=progress_console,  # stdout carries the results (--json)
+            disable=not progress_console.is_terminal,  # no bar in logs and pipes
+        ) as bar,
+    ):
+        warnings.simplefilter("always", RuntimeWarning)
+        task = bar.add_task("measuring", total=len(set(sizes)) * options["repeats"])
+        try:
+            with _as_given(**given):
+                found = launcher.measure(
+                    sizes,
+                    cluster=base,
+                    out=out,
+                    progress=lambda done, total: bar.update(task, completed=done),
+                    **options,
+                )
+        except launcher.Terminated as exc:
+            _stopped(exc)
+            raise
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    if as_json:
+        print("\n".join(json.dumps(r, ensure_ascii=False) for r in found))
+        return
+    if not found:  # not node 0: the records are written there
+        print(f"node {node_rank}: done; node 0 wrote the records", file=sys.stderr)
+        return
+    print_measurements(found, out, language)
+
+
+@app.command()
+def probe(
+    nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node.")] = "2",
+    max_bytes: Annotated[str, typer.Option("--max-bytes", help="Largest message: 64MB, 256MiB.")] = "64MiB",
+    reps: Annotated[str, typer.Option("--reps", help="Timed all-reduces per size.")] = "10",
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="Network profile for dpscale predict --network.")
+    ] = "network.json",
+    nnodes: Nodes = 1,
+    node_rank: NodeRank = 0,
+    rdzv_endpoint: Endpoint = None,
+    local_addr: LocalAddr = None,
+    threads: Threads = None,
+    backend: Backend = "auto",
+    timeout: Timeout = "120s",
+    as_json: JsonOption = False,
+    lang: LangOption = None,
+) -> None:
+    """All-reduce times over message sizes (like nccl-tests), and the α and β they imply.
+
+    dpscale probe --nproc 2 --out network.json
+    """
+    from dpscale.cli.render import print_probe
+    from dpscale.parse import parse_bytes
+
+    launcher = _measure_module()
+    language = lang_of(lang)
+    given = {"nproc": nproc, "max_bytes": max_bytes, "reps": reps, "timeout": timeout, "threads": threads}
+    with _as_given(**given, backend=backend):
+        cluster = _cluster(
+            language,
+            parse_count(nproc, language, field="nproc"),
+            nnodes,
+            node_rank,
+            rdzv_endpoint,
+            backend,
+            timeout,
+            local_addr,
+            threads,
+        )
+    size = parse_bytes(max_bytes, language, field="max_bytes")
+    try:
+        with _as_given(**given):
+            profile = launcher.probe(
+                cluster,
+                max_bytes=int(size) if size.is_integer() else size,
+                reps=parse_count(reps, language, field="reps"),
+                out=out,
+            )
+    except launcher.Terminated as exc:
+        _stopped(exc)
+        raise
+    if as_json:
+        emit_json(profile)
+        return
+    if not profile:  # not node 0: the profile is written there
+        print(f"node {node_rank}: done; node 0 wrote the profile", file=sys.stderr)
+        return
+    print_probe(profile, out, language)
