@@ -98,7 +98,7 @@ def test_plan_in_french(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["batch", "0"], "micro_batch"),
         (["batch", "32", "--target", "1000", "--solve", "stages"], "solve"),
-        (["batch", "32", "--base-lr", "0.1"], "base_lr"),
+        (["batch", "32", "--base-lr", "0.1"], "base_batch"),
         (["bubble", "4"], "micro_batches"),
         (["bubble", "4", "8", "--schedule", "zigzag"], "schedule"),
         (["bubble", "4", "8", "--time", "120"], "time"),

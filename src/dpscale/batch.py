@@ -22,10 +22,13 @@ from typing import Any, Literal
 
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.inputs import Definition, Input, Values
 
 __all__ = [
+    "BATCH",
     "Batch",
+    "BatchResult",
     "BatchSolution",
     "accumulation_for",
     "devices_for_batch",
@@ -167,3 +170,132 @@ def scaled_learning_rate(base_learning_rate: float, base_batch: int, global_batc
     if not math.isfinite(scaled):
         raise InvalidInput("base_learning_rate", base_learning_rate, "a value small enough that the result is finite")
     return scaled
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What the batch calculator answers: the batch, what was solved for, the scaled learning rate."""
+
+    batch: Batch
+    solution: BatchSolution | None  # when a target global batch was given
+    learning_rate: float | None
+    base_learning_rate: float | None
+    base_batch: int | None
+    growth: tuple[Batch, ...]  # the same micro-batch and accumulation on more devices
+
+    def to_dict(self) -> dict[str, Any]:
+        shown = self.solution if self.solution is not None else self.batch
+        return {**shown.to_dict(), "learning_rate": self.learning_rate}
+
+
+def _build(values: Values) -> BatchResult:
+    v = BATCH.complete(values)
+    b, k, d, seq = v["micro_batch"], v["accumulation"], v["devices"], v["sequence_length"]
+    solution = None
+    if v["target_global_batch"] is not None:
+        solve = accumulation_for if v["solve"] == "accumulation" else devices_for_batch
+        solution = solve(v["target_global_batch"], b, d if solve is accumulation_for else k, sequence_length=seq)
+        result = solution.batch
+    else:
+        result = effective_batch(b, k, d, sequence_length=seq)
+    lr0, b0 = v["base_learning_rate"], v["base_batch"]
+    if (lr0 is None) != (b0 is None):  # the linear scaling rule needs both
+        raise MissingInput("base_batch" if b0 is None else "base_learning_rate", LR_PAIR)
+    lr = None if lr0 is None else scaled_learning_rate(lr0, b0, result.global_batch)
+    return BatchResult(result, solution, lr, lr0, b0, growth(result))
+
+
+LR_PAIR = N_("a value, since the other learning-rate field is filled")
+BATCH = Definition(
+    "batch",
+    (
+        Input(
+            "micro_batch",
+            "count",
+            "b, samples per device per micro-step (32).",
+            required=True,
+            positional=True,
+            low=1,
+            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
+            label=N_("Micro-batch per device (samples)"),
+            example=("32", "32"),
+            group="batch",
+        ),
+        Input(
+            "accumulation",
+            "count",
+            "k, gradient-accumulation steps [default: 1, or solved].",
+            default=1,
+            positional=True,
+            low=1,
+            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
+            label=N_("Gradient-accumulation steps"),
+            example=("4", "4"),
+            group="batch",
+        ),
+        Input(
+            "devices",
+            "count",
+            "d, data-parallel devices [default: 1, or solved].",
+            default=1,
+            positional=True,
+            low=1,
+            high=10**9,
+            label=N_("Data-parallel devices"),
+            example=("64", "64"),
+            group="batch",
+        ),
+        Input(
+            "sequence_length",
+            "count",
+            "L, tokens per sample: also give B in tokens.",
+            low=1,
+            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
+            short="-L",
+            label=N_("Sequence length (tokens per sample, optional)"),
+            example=("2 048", "2,048"),
+            group="batch",
+        ),
+        Input(
+            "target_global_batch",
+            "count",
+            "A global batch to reach: solves k (or d, with --solve devices).",
+            low=1,
+            high=10**15,
+            option="--target",
+            short="-t",
+            edges=("cli",),
+        ),
+        Input(
+            "solve",
+            "choice",
+            "With --target: accumulation or devices.",
+            default="accumulation",
+            choices=("accumulation", "devices"),
+            edges=("cli",),
+        ),
+        Input(
+            "base_learning_rate",
+            "number",
+            "A learning rate tuned at --base-batch: scale it linearly (η₀).",
+            low=1e-12,
+            high=1e6,
+            option="--base-lr",
+            label=N_("Learning rate tuned at the reference batch"),
+            example=("0,1", "0.1"),
+            group="lr",
+        ),
+        Input(
+            "base_batch",
+            "count",
+            "The global batch the learning rate was tuned at (B₀).",
+            low=1,
+            high=10**15,
+            label=N_("Reference global batch"),
+            example=("256", "256"),
+            group="lr",
+        ),
+    ),
+    _build,
+    groups=(("batch", N_("Batch")), ("lr", N_("Learning rate (optional)"))),
+)

@@ -26,9 +26,13 @@ __all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
 #   count (int), number, fraction (0.9 or 90 %), variation (0 to < 1: 2 % or 0.02), scaled_count
 #   (25.6M, 7B), bytes (25MiB), bandwidth (bytes/s from 100Gb/s), seconds (5us), device_list
 #   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
-#   the CLI reads; no page or API takes a path on the server).
+#   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
+#   text (a short label the core checks), measurements (the points a measurement file holds).
 Kind = Literal[
     "count",
+    "duration",
+    "text",
+    "measurements",
     "number",
     "fraction",
     "variation",
@@ -68,6 +72,8 @@ class Input:
     hint: str = ""  # a line under the page's field, a catalog message
     choice_labels: tuple[str, ...] = ()  # how the page names each choice (catalog messages or product names)
     empty_label: str = ""  # the page's option for no choice, when the input may stay empty
+    positional: bool = False  # the CLI takes it as an argument, in the definition's order
+    api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
 
     @property
     def shown_default(self) -> str:
@@ -115,6 +121,7 @@ class Definition:
     name: str
     inputs: tuple[Input, ...]
     build: Callable[[Values], Any]
+    groups: tuple[tuple[str, str], ...] = ()  # the page's fieldsets: (group, legend as a catalog message)
 
     def on(self, edge: Edge) -> tuple[Input, ...]:
         """The inputs ``edge`` takes."""

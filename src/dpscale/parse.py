@@ -314,8 +314,12 @@ def read_input(item: Input, text: str, lang: Lang) -> Any:
     """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case)."""
     if item.kind == "choice":
         return text.strip().lower() if isinstance(text, str) else text
-    if item.kind == "path":
+    if item.kind in ("path", "text"):
         return text
+    if item.kind == "measurements":  # a file's points, its numbers read as people write them in lang
+        from dpscale.fit import read_points
+
+        return read_points(text, read_number=number_reader(lang))
     return _READERS[item.kind](text, lang, field=item.name)
 
 
@@ -330,4 +334,5 @@ _READERS: dict[str, Callable[..., Any]] = {
     "seconds": parse_seconds,
     "device_list": parse_device_list,
     "switch": parse_switch,
+    "duration": parse_duration,
 }

@@ -2,94 +2,62 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from dpscale.cli.app import app
+from dpscale.cli.definitions import command, named_as_options, read_values
 from dpscale.cli.options import (
     JsonOption,
     LangOption,
     emit_json,
     lang_of,
-    optional_count,
     optional_number,
     save_plot,
 )
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.parse import number_reader, parse_count, parse_efficiency, parse_number
 
-__all__ = ["batch", "bubble", "plan"]
+__all__ = ["OUTPUT", "bubble", "own", "plan"]
 
 
-@app.command()
-def batch(
-    micro_batch: Annotated[str, typer.Argument(help="b, samples per device per micro-step (32).", show_default=False)],
-    accumulation: Annotated[
-        str | None, typer.Argument(help="k, gradient-accumulation steps [default: 1, or solved].", show_default=False)
-    ] = None,
-    devices: Annotated[
-        str | None, typer.Argument(help="d, data-parallel devices [default: 1, or solved].", show_default=False)
-    ] = None,
-    sequence_length: Annotated[
-        str | None, typer.Option("--sequence-length", "-L", help="L, tokens per sample: also give B in tokens.")
-    ] = None,
-    target: Annotated[
-        str | None,
-        typer.Option("--target", "-t", help="A global batch to reach: solves k (or d, with --solve devices)."),
-    ] = None,
-    solve: Annotated[str, typer.Option("--solve", help="With --target: accumulation or devices.")] = "accumulation",
-    base_lr: Annotated[
-        str | None, typer.Option("--base-lr", help="A learning rate tuned at --base-batch: scale it linearly.")
-    ] = None,
-    base_batch: Annotated[
-        str | None, typer.Option("--base-batch", help="The global batch --base-lr was tuned at.")
-    ] = None,
-    as_json: JsonOption = False,
-    lang: LangOption = None,
-) -> None:
-    """Effective (global) batch B = b·k·d of data parallelism with gradient accumulation.
+def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
+    from dpscale.batch import BATCH
+    from dpscale.cli.render import print_batch
+
+    language = lang_of(lang)
+    with named_as_options(BATCH):
+        result = BATCH.build(read_values(BATCH, given, language))
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    print_batch(result.solution, result.batch, language, result.learning_rate)
+
+
+def own(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    """A command's own option, after those its definition makes."""
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+OUTPUT = [own("as_json", JsonOption, False), own("lang", LangOption, None)]
+
+
+def _register_batch() -> None:
+    from dpscale.batch import BATCH
+
+    doc = """Effective (global) batch B = b·k·d of data parallelism with gradient accumulation.
 
     dpscale batch 32 4 64
 
     dpscale batch 32 1 64 --target 8192
     """
-    from dpscale import batch as core
-    from dpscale.cli.render import print_batch
+    app.command("batch")(command(BATCH, _batch, OUTPUT, doc))
 
-    language = lang_of(lang)
-    b = parse_count(micro_batch, language, field="micro_batch")
-    k = optional_count(accumulation, language, "accumulation")
-    d = optional_count(devices, language, "devices")
-    seq = optional_count(sequence_length, language, "sequence_length")
-    solution = None
-    if target is not None:
-        goal = parse_count(target, language, field="target_global_batch")
-        wanted = solve.strip().lower()
-        if wanted == "accumulation":
-            solution = core.accumulation_for(goal, b, d or 1, sequence_length=seq)
-        elif wanted == "devices":
-            solution = core.devices_for_batch(goal, b, k or 1, sequence_length=seq)
-        else:
-            raise InvalidInput("solve", solve, "accumulation or devices")
-        result = solution.batch
-    else:
-        result = core.effective_batch(b, k or 1, d or 1, sequence_length=seq)
-    lr = None
-    if (base_lr is None) != (base_batch is None):
-        raise InvalidInput("base_lr", base_lr or base_batch, "--base-lr and --base-batch given together")
-    if base_lr is not None and base_batch is not None:
-        lr = core.scaled_learning_rate(
-            parse_number(base_lr, language, field="base_lr"),
-            parse_count(base_batch, language, field="base_batch"),
-            result.global_batch,
-        )
-    if as_json:
-        payload = solution.to_dict() if solution is not None else result.to_dict()
-        emit_json({**payload, "learning_rate": lr} if lr is not None else payload)
-        return
-    print_batch(solution, result, language, lr)
+
+_register_batch()
 
 
 @app.command()

@@ -29,7 +29,11 @@ def _parameter(item: Input) -> inspect.Parameter:
     if item.kind == "switch":  # --no-overlap turns off what is on by default, --x turns on what is off
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)
-    annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
+    if item.positional:
+        argument = typer.Argument(help=help_text, show_default=False, metavar=item.name.upper())
+        annotation = Annotated[str | None, argument]
+    else:
+        annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
     return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
 

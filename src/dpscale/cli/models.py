@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Annotated, Any
 
 import typer
 
 from dpscale.cli.app import app
+from dpscale.cli.calculators import OUTPUT, own
 from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of, save_plot
 from dpscale.parse import number_reader
 
@@ -30,10 +30,6 @@ def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: s
     print_prediction(prediction, found, language)
 
 
-def _own(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-
-
 def _register_predict() -> None:
     from dpscale.cli.definitions import command
     from dpscale.predict.inputs import PREDICT
@@ -43,8 +39,8 @@ def _register_predict() -> None:
 
     dpscale predict --devices 8,16,64 --per-device 938 --batch 256 --params 25.6M --intra nvlink3 --inter ib-hdr
     """
-    own = [_own("show_levers", levers, True), _own("as_json", JsonOption, False), _own("lang", LangOption, None)]
-    app.command("predict")(command(PREDICT, _predict, own, doc))
+    options = [own("show_levers", levers, True), *OUTPUT]
+    app.command("predict")(command(PREDICT, _predict, options, doc))
 
 
 _register_predict()

@@ -333,4 +333,9 @@ def build(values: Values) -> Request:
     return Request(tuple(v["devices"]), workload, cluster)
 
 
-PREDICT = Definition("predict", PREDICT_INPUTS, build)
+PREDICT = Definition(
+    "predict",
+    PREDICT_INPUTS,
+    build,
+    groups=(("workload", N_("Job")), ("cluster", N_("Interconnect")), ("advanced", N_("More settings"))),
+)

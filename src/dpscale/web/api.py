@@ -85,26 +85,6 @@ async def api_scaling(
     return JSONResponse(scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict())
 
 
-@router.get("/api/v1/batch", response_model=BatchOut, responses=bad_input, summary="Effective batch size")
-async def api_batch(
-    micro_batch: Annotated[int, Query(ge=1, le=MAX_COUNT, description="b, samples per device per micro-step")],
-    accumulation: Annotated[int, Query(ge=1, le=MAX_COUNT, description="k, gradient-accumulation steps")] = 1,
-    devices: Annotated[int, Query(ge=1, le=MAX_DEVICES, description="d, data-parallel devices")] = 1,
-    sequence_length: Annotated[int | None, Query(ge=1, le=MAX_COUNT, description="L, tokens per sample")] = None,
-    base_learning_rate: Annotated[
-        float | None, Query(gt=0, le=1e6, description="η₀, tuned at base_batch; scaled linearly (Goyal et al.)")
-    ] = None,
-    base_batch: Annotated[int | None, Query(ge=1, le=MAX_COUNT * MAX_DEVICES, description="B₀")] = None,
-) -> dict[str, Any]:
-    result = batch.effective_batch(micro_batch, accumulation, devices, sequence_length=sequence_length)
-    if (base_learning_rate is None) != (base_batch is None):
-        raise InvalidInput("base_learning_rate", base_learning_rate, "base_learning_rate and base_batch together")
-    lr = None
-    if base_learning_rate is not None and base_batch is not None:
-        lr = batch.scaled_learning_rate(base_learning_rate, base_batch, result.global_batch)
-    return {**result.to_dict(), "learning_rate": lr}
-
-
 @router.get("/api/v1/pipeline", response_model=BubbleOut, responses=bad_input, summary="Pipeline bubble")
 async def api_pipeline(
     stages: Annotated[int, Query(ge=1, le=MAX_COUNT, description="p, pipeline stages")],
@@ -153,17 +133,26 @@ async def api_plan(
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
     description = f"{item.help} ({item.unit})" if item.unit else item.help
+    if item.api_name is not None:
+        description = f"{description} (as {item.api_name})"
     annotation: Any
     if item.kind == "device_list":
-        query = Query(min_length=1, max_length=MAX_SIZES, description=f"{description} (repeat the key)")
+        query = Query(
+            min_length=1, max_length=MAX_SIZES, description=f"{description} (repeat the key)", alias=item.api_name
+        )
         annotation = Annotated[list[Annotated[int, Field(ge=item.low, le=item.high)]], query]
     elif item.kind == "choice":
-        annotation = Annotated[str, Query(description=description, json_schema_extra={"enum": list(item.choices)})]
+        query = Query(description=description, json_schema_extra={"enum": list(item.choices)}, alias=item.api_name)
+        annotation = Annotated[str, query]
     elif item.kind == "switch":
-        annotation = Annotated[bool, Query(description=description)]
+        annotation = Annotated[bool, Query(description=description, alias=item.api_name)]
+    elif item.kind == "text":
+        annotation = Annotated[
+            str, Query(description=description, min_length=1, max_length=LABEL_LENGTH, alias=item.api_name)
+        ]
     else:
         number: Any = int if item.kind == "count" else float
-        annotation = Annotated[number, Query(description=description, ge=item.low, le=item.high)]
+        annotation = Annotated[number, Query(description=description, ge=item.low, le=item.high, alias=item.api_name)]
     if item.required:
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if item.default is None:
@@ -172,19 +161,38 @@ def _parameter(item: Input) -> inspect.Parameter:
     return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
 
 
-def _endpoint(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+def _endpoint(
+    definition: Definition, answer: Callable[[Any], dict[str, Any]], *, costly: bool = True
+) -> Callable[..., Any]:
     """A route function taking the definition's inputs as query parameters; ``answer`` gets what it builds.
 
-    A ``def``: it runs in the thread pool, so a costly request holds up no other.
+    A costly one is a ``def``: it runs in the thread pool, so it holds up no other request; a cheap
+    one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
     def endpoint(**values: Any) -> dict[str, Any]:
         return answer(definition.build(values))
 
+    async def quick(**values: Any) -> dict[str, Any]:
+        return answer(definition.build(values))
+
+    if not costly:
+        endpoint = quick  # type: ignore[assignment]
+
     parameters = [_parameter(item) for item in definition.on("api")]
     endpoint.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     endpoint.__name__ = f"api_{definition.name}"
     return endpoint
+
+
+router.add_api_route(
+    "/api/v1/batch",
+    _endpoint(batch.BATCH, lambda result: result.to_dict(), costly=False),
+    methods=["GET"],
+    response_model=BatchOut,
+    responses=bad_input,
+    summary="Effective batch size",
+)
 
 
 def _prediction(request: predict_inputs.Request) -> dict[str, Any]:

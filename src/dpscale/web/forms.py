@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpscale import batch, pipeline, plan, scaling
-from dpscale.batch import Batch
-from dpscale.errors import InvalidInput, MissingInput
+from dpscale import pipeline, plan, scaling
+from dpscale.batch import BATCH
+from dpscale.errors import InvalidInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
@@ -197,28 +197,6 @@ def _scaling(v: dict[str, Any]) -> scaling.Scaling:
     return scaling.scale(v["devices"], v["per_device_throughput"], v["efficiency"], unit=v["unit"] or "samples/s")
 
 
-@dataclass(frozen=True)
-class BatchResult:
-    batch: Batch
-    learning_rate: float | None
-    base_learning_rate: float | None
-    base_batch: int | None
-    growth: tuple[Batch, ...]  # the same micro-batch and accumulation on more devices
-
-
-def _batch(v: dict[str, Any]) -> BatchResult:
-    result = batch.effective_batch(
-        v["micro_batch"], v["accumulation"], v["devices"], sequence_length=v["sequence_length"]
-    )
-    lr = None
-    if v["base_learning_rate"] is not None or v["base_batch"] is not None:
-        if v["base_learning_rate"] is None or v["base_batch"] is None:
-            missing = "base_learning_rate" if v["base_learning_rate"] is None else "base_batch"
-            raise MissingInput(missing, "a value, since the other learning-rate field is filled")
-        lr = batch.scaled_learning_rate(v["base_learning_rate"], v["base_batch"], result.global_batch)
-    return BatchResult(result, lr, v["base_learning_rate"], v["base_batch"], batch.growth(result))
-
-
 def _pipeline(v: dict[str, Any]) -> pipeline.Bubble:
     return pipeline.bubble(
         v["stages"],
@@ -297,15 +275,9 @@ CALCULATORS: dict[str, Calculator] = {
     "batch": Calculator(
         "batch",
         "/batch",
-        {
-            "micro_batch": Field(parse_count, "32", "32"),
-            "accumulation": Field(parse_count, "4", "4"),
-            "devices": Field(parse_count, "64", "64"),
-            "sequence_length": Field(parse_count, "2 048", "2,048", required=False),
-            "base_learning_rate": Field(parse_number, "0,1", "0.1", required=False),
-            "base_batch": Field(parse_count, "256", "256", required=False),
-        },
-        _batch,
+        fields_of(BATCH),
+        BATCH.build,
+        definition=BATCH,
     ),
     "pipeline": Calculator(
         "pipeline",
