@@ -171,3 +171,21 @@ def test_a_probed_link_reads_as_from_profile_reads_it() -> None:
         assert caught.value.field == field
     with pytest.raises(InvalidInput, match="JSON type number"):
         ProbedLink.from_dict({"bandwidth": 1e9, "latency": 1e-6, "efficiency": True})
+
+
+def test_the_terminal_tables_print_records_and_profiles_as_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dpscale.cli.render import print_measurements, print_probe
+
+    monkeypatch.setenv("COLUMNS", "200")
+    print_measurements([MEASURED, SINGLE_RUN, NEVER_STEPPED], "runs.jsonl", "en")
+    printed = capsys.readouterr().out
+    assert "Measured (records added to runs.jsonl)" in printed
+    assert "2,950.1 – 3,296.7" in printed
+    assert "93%   81% – 107%" in printed
+    assert "— – —" in printed  # one run: no interval
+    print_probe(PROFILE, "network.json", "en")
+    printed = capsys.readouterr().out
+    assert "All-reduce over 2 ranks" in printed
+    assert "latency α = 1.4 ms, bandwidth 1/β = 1.84 GB/s; profile written to network.json" in printed
