@@ -66,7 +66,7 @@ def _comm(n: Any, lam: float, a: float, b: float) -> Any:
     return lam * n / (1 + a * (n - 1) + b * (n - 1) / n)
 
 
-INF = math.inf
+_INF = math.inf
 MODELS: dict[str, Law] = {
     law.name: law
     for law in (
@@ -76,17 +76,17 @@ MODELS: dict[str, Law] = {
             "A = λ·n·E (n > 1), A(1) = λ",
             "the seed's constant efficiency",
             _constant,
-            ((0, 0), (INF, 1.5)),
+            ((0, 0), (_INF, 1.5)),
         ),
-        Law("amdahl", ("lambda", "sigma"), "A = λ·n / (1 + σ(n−1))", "Amdahl 1967", _amdahl, ((0, 0), (INF, 1))),
-        Law("gustafson", ("lambda", "sigma"), "A = λ·(n − σ(n−1))", "Gustafson 1988", _gustafson, ((0, 0), (INF, 1))),
+        Law("amdahl", ("lambda", "sigma"), "A = λ·n / (1 + σ(n−1))", "Amdahl 1967", _amdahl, ((0, 0), (_INF, 1))),
+        Law("gustafson", ("lambda", "sigma"), "A = λ·(n − σ(n−1))", "Gustafson 1988", _gustafson, ((0, 0), (_INF, 1))),
         Law(
             "usl",
             ("lambda", "sigma", "kappa"),
             "A = λ·n / (1 + σ(n−1) + κ·n(n−1))",
             "Gunther 1993, Universal Scalability Law",
             _usl,
-            ((0, 0, 0), (INF, 1, 1)),
+            ((0, 0, 0), (_INF, 1, 1)),
         ),
         Law(
             "comm",
@@ -94,7 +94,7 @@ MODELS: dict[str, Law] = {
             "A = λ·n / (1 + a(n−1) + b(n−1)/n)",
             "dpscale.predict's ring all-reduce, no overlap",
             _comm,
-            ((0, 0, 0), (INF, INF, INF)),
+            ((0, 0, 0), (_INF, _INF, _INF)),
         ),
     )
 }

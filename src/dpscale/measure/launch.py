@@ -32,7 +32,7 @@ MIN_TIMEOUT = 1.0  # seconds
 MAX_TIMEOUT = 24 * 3600.0
 
 RANGE = N_("a whole number from %(least)s to %(most)s")
-RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
+_RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
 _ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
@@ -80,7 +80,7 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        bounded("nproc", self.nproc_per_node, 1, MAX_RANKS_PER_NODE, RANKS)
+        bounded("nproc", self.nproc_per_node, 1, MAX_RANKS_PER_NODE, _RANKS)
         if isinstance(self.nnodes, bool) or not isinstance(self.nnodes, int) or self.nnodes < 1:
             raise InvalidInput("nnodes", self.nnodes, WHOLE_NUMBER, params={"minimum": 1})
         bounded("nnodes", self.nnodes, 1, MAX_NODES)

@@ -24,7 +24,19 @@ from dpscale.measure.launch import MAX_RANKS_PER_NODE, Launch, bounded, clip
 from dpscale.measure.supervise import Terminated
 from dpscale.records import Measurement, append, finite_or_none, timestamp
 
-__all__ = ["Cluster", "Launch", "Terminated", "fit_alpha_beta", "measure", "probe"]
+__all__ = [
+    "MAX_BATCH",
+    "MAX_PARAMS",
+    "MAX_PROBE_BYTES",
+    "MAX_REPEATS",
+    "MAX_STEPS",
+    "Cluster",
+    "Launch",
+    "Terminated",
+    "fit_alpha_beta",
+    "measure",
+    "probe",
+]
 
 Cluster = Launch  # the name dpscale.cli.commands imports; Launch is the one to use
 
@@ -34,7 +46,7 @@ MAX_BATCH = 65536  # samples per rank per step
 MAX_STEPS = 100_000  # timed steps, warm-up steps, all-reduces per size
 MAX_REPEATS = 1000
 
-OUTPUT = N_("a file path")
+_OUTPUT = N_("a file path")
 
 
 def _output(name: str, out: str | os.PathLike[str]) -> Path:
@@ -45,7 +57,7 @@ def _output(name: str, out: str | os.PathLike[str]) -> Path:
     """
     text = out if isinstance(out, str) else os.fspath(out) if isinstance(out, os.PathLike) else None
     if not isinstance(text, str) or not text.strip() or "\0" in text:
-        raise InvalidInput(name, clip(text) if isinstance(text, str) else out, OUTPUT)
+        raise InvalidInput(name, clip(text) if isinstance(text, str) else out, _OUTPUT)
     shown = clip(text)
     path = Path(text)
     if path.is_dir():
