@@ -222,14 +222,14 @@ def bench_loop() -> bool:
     """probe -> predict with that profile -> measure: predicted and measured E for 1 and 2 ranks."""
     import tempfile
 
-    from dpscale.measure.launcher import Cluster, measure, probe
+    from dpscale.measure.launcher import Launch, measure, probe
     from dpscale.predict.model import Cluster as Links
     from dpscale.predict.model import Workload, predict
     from dpscale.predict.presets import from_profile
 
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp) / "network.json"
-        probe(Cluster(nproc_per_node=2), max_bytes=2**24, reps=10, out=profile)
+        probe(Launch(nproc_per_node=2), max_bytes=2**24, reps=10, out=profile)
         found = measure([1, 2], workload="mlp", params=4e6, batch=64, steps=20, warmup=5, repeats=3)
         intra, _, per_node = from_profile(str(profile))
     assert intra is not None

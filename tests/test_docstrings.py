@@ -13,7 +13,7 @@ MODULES = [
     "dpscale.pipeline",
     "dpscale.plan",
     "dpscale.predict.model",
-    "dpscale.fit",
+    "dpscale.fit.fitting",
 ]
 
 

@@ -265,6 +265,6 @@ def _prediction_html(p: Prediction) -> str:
     return html_grid(prediction_grid(p, "en"), "dpscale-prediction")
 
 
-@shows("dpscale.fit.Fit")
+@shows("dpscale.fit.results.Fit")
 def _fit_html(f: Fit) -> str:
     return html_grid(fit_grid(f, "en"), "dpscale-fit")

@@ -84,12 +84,12 @@ def test_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], field: s
 
 @pytest.fixture
 def no_rank(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpscale.measure import launcher
+    from dpscale.measure import supervise
 
     def started(*args: object) -> None:
         raise AssertionError("a rank was started")
 
-    monkeypatch.setattr(launcher, "_run", started)
+    monkeypatch.setattr(supervise, "run", started)
 
 
 @pytest.mark.usefixtures("no_rank")

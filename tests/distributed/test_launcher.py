@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from dpscale import InvalidInput, MissingInput
-from dpscale.measure import launcher
-from dpscale.measure.launcher import Cluster, measure, probe
+from dpscale.measure import diagnosis, launcher, supervise
+from dpscale.measure.launcher import Launch, measure, probe
 
 pytestmark = pytest.mark.distributed
 SMALL: dict[str, Any] = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 1}
@@ -75,7 +75,7 @@ def _log(tmp_path: Path, text: str, joined: tuple[int, ...] = (0, 1)) -> tuple[P
 
 def test_a_crash_is_told_in_clean_sentences_root_cause_first(tmp_path: Path) -> None:
     status, log = _log(tmp_path, CRASH)
-    message = launcher._diagnose("train", status, 2, log, 1, False, 20)
+    message = diagnosis.diagnose("train", status, 2, log, 1, False, 20)
     assert message == (
         "train on 2 ranks did not complete: rank 1 exited with status 3; rank 0 was then stopped by torchrun"
     )
@@ -84,7 +84,7 @@ def test_a_crash_is_told_in_clean_sentences_root_cause_first(tmp_path: Path) -> 
 def test_the_exception_a_rank_raised_is_its_cause(tmp_path: Path) -> None:
     raised = CRASH.replace("[rank0]: RuntimeError", "[rank1]: ValueError: the batch is empty. More words.\n[rank0]: X")
     status, log = _log(tmp_path, raised)
-    message = launcher._diagnose("train", status, 2, log, 1, False, 20)
+    message = diagnosis.diagnose("train", status, 2, log, 1, False, 20)
     assert "rank 1 exited with status 3 (ValueError: the batch is empty)" in message
     assert not any(noise in message for noise in TORCHRUN_NOISE), message
 
@@ -98,7 +98,7 @@ def test_a_hung_rank_is_named_before_the_one_that_waited_for_it(tmp_path: Path) 
         .replace("exitcode  : 3 (pid: 5932)", "exitcode  : 1 (pid: 5932)")
     )
     status, log = _log(tmp_path, hung)
-    message = launcher._diagnose("train", status, 2, log, 1, False, 5)
+    message = diagnosis.diagnose("train", status, 2, log, 1, False, 5)
     assert message == (
         "train on 2 ranks did not complete: rank 1 stopped responding and was ended (SIGTERM); "
         "rank 0 exited with status 1 (timed out waiting for the others)"
@@ -114,7 +114,7 @@ def test_a_rank_that_never_joined_is_not_said_to_have_been_stopped(tmp_path: Pat
         .replace("exitcode  : 3 (pid: 5932)", "exitcode  : 1 (pid: 5932)")
     )
     status, log = _log(tmp_path, absent, joined=(0,))
-    message = launcher._diagnose("train", status, 2, log, 1, False, 5)
+    message = diagnosis.diagnose("train", status, 2, log, 1, False, 5)
     assert message == (
         "train on 2 ranks did not complete: rank 0 exited with status 1 (timed out waiting for the others); "
         "rank 1 never joined"
@@ -126,7 +126,7 @@ def test_torchrun_failing_alone_is_told_by_its_exception(tmp_path: Path) -> None
         "Traceback (most recent call last):\n  File x\ntorch.distributed.elastic.rendezvous.RendezvousTimeoutError:\n"
     )
     status, log = _log(tmp_path, text, joined=())
-    message = launcher._diagnose("probe", status, 2, log, 1, False, 5)
+    message = diagnosis.diagnose("probe", status, 2, log, 1, False, 5)
     assert message == (
         "probe on 2 ranks did not complete: no rank joined the process group (rendezvous did not form); "
         "torchrun exited with status 1 (RendezvousTimeoutError)"
@@ -138,7 +138,7 @@ def no_rank(monkeypatch: pytest.MonkeyPatch) -> None:
     def started(*args: object) -> dict[str, Any]:
         raise AssertionError("a rank was started")
 
-    monkeypatch.setattr(launcher, "_run", started)
+    monkeypatch.setattr(supervise, "run", started)
 
 
 @pytest.mark.usefixtures("no_rank")
@@ -191,21 +191,21 @@ def test_measure_refuses_more_ranks_per_node_than_the_bound() -> None:
 )
 def test_a_cluster_is_checked_when_made(changes: dict[str, Any], field: str, accepted: str) -> None:
     with pytest.raises(InvalidInput, match=accepted) as caught:
-        Cluster(**changes)
+        Launch(**changes)
     assert caught.value.field == field
 
 
 def test_several_nodes_need_the_rendezvous() -> None:
     with pytest.raises(MissingInput, match="host:port of node 0, with --nnodes above 1"):
-        Cluster(nnodes=2)
-    assert Cluster(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
+        Launch(nnodes=2)
+    assert Launch(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
 
 
 @pytest.mark.usefixtures("no_rank")
 def test_probe_refuses_out_of_range_values() -> None:
     for changes, field in (({"max_bytes": 2**40}, "max_bytes"), ({"reps": 10**9}, "reps"), ({"warmup": -1}, "warmup")):
         with pytest.raises(InvalidInput) as caught:
-            probe(Cluster(nproc_per_node=2), **changes)
+            probe(Launch(nproc_per_node=2), **changes)
         assert caught.value.field == field
 
 
@@ -218,7 +218,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_rank_starts(tmp_
     def start(out: Path | str) -> object:
         if run == "measure":
             return measure([1], out=out, **SMALL)
-        return probe(Cluster(nproc_per_node=2), max_bytes=64, reps=1, out=out)
+        return probe(Launch(nproc_per_node=2), max_bytes=64, reps=1, out=out)
 
     for out, accepted in (
         (tmp_path, "not a folder"),
@@ -257,4 +257,4 @@ def test_an_output_one_may_not_write_is_refused_even_as_root(tmp_path: Path, mon
     with pytest.raises(InvalidInput, match="a file you can write to"):
         measure([1], out=existing, **SMALL)
     with pytest.raises(InvalidInput, match="a folder you can write to"):
-        probe(Cluster(nproc_per_node=2), out=tmp_path / "network.json")
+        probe(Launch(nproc_per_node=2), out=tmp_path / "network.json")

@@ -15,7 +15,7 @@ import pytest
 
 from dpscale import InvalidInput, RunFailed
 from dpscale.fit import fit, read_points
-from dpscale.measure.launcher import Cluster, measure, probe
+from dpscale.measure.launcher import Launch, measure, probe
 from tests.distributed.conftest import processes_mentioning, workers_left
 
 pytestmark = pytest.mark.distributed
@@ -48,7 +48,7 @@ def test_measure_one_and_two_ranks_writes_records_fit_reads(tmp_path: Path) -> N
 
 def test_probe_writes_a_profile_predict_reads(tmp_path: Path) -> None:
     out = tmp_path / "network.json"
-    profile = probe(Cluster(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
+    profile = probe(Launch(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
     assert profile["world_size"] == 2
     sizes = [row["bytes"] for row in profile["sizes"]]
     assert sizes == sorted(sizes)
@@ -82,7 +82,7 @@ def test_probe_writes_a_profile_predict_reads(tmp_path: Path) -> None:
 
 def test_a_crashed_rank_is_named_and_nothing_is_recorded(tmp_path: Path) -> None:
     out = tmp_path / "runs.jsonl"
-    cluster = Cluster(timeout=20, env={"DPSCALE_FAULT": "crash:1:2"})
+    cluster = Launch(timeout=20, env={"DPSCALE_FAULT": "crash:1:2"})
     start = time.monotonic()
     with pytest.raises(RunFailed) as caught:
         measure([2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
@@ -98,7 +98,7 @@ def test_a_crashed_rank_is_named_and_nothing_is_recorded(tmp_path: Path) -> None
 
 def test_a_failure_after_a_recorded_size_says_that_record_is_kept(tmp_path: Path) -> None:
     out = tmp_path / "runs.jsonl"
-    cluster = Cluster(timeout=20, env={"DPSCALE_FAULT": "crash:1:1"})  # rank 1 exists at 2 ranks only
+    cluster = Launch(timeout=20, env={"DPSCALE_FAULT": "crash:1:1"})  # rank 1 exists at 2 ranks only
     with pytest.raises(RunFailed) as caught:
         measure([1, 2], cluster=cluster, out=out, **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
     message = str(caught.value)
@@ -108,7 +108,7 @@ def test_a_failure_after_a_recorded_size_says_that_record_is_kept(tmp_path: Path
 
 
 def test_a_rank_that_never_joins(tmp_path: Path) -> None:
-    cluster = Cluster(timeout=5, env={"DPSCALE_FAULT": "absent:1"})
+    cluster = Launch(timeout=5, env={"DPSCALE_FAULT": "absent:1"})
     start = time.monotonic()
     with pytest.raises(RunFailed) as caught:
         measure([2], cluster=cluster, out=tmp_path / "runs.jsonl", **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
@@ -118,7 +118,7 @@ def test_a_rank_that_never_joins(tmp_path: Path) -> None:
 
 
 def test_a_hung_rank_is_stopped_by_the_timeout(tmp_path: Path) -> None:
-    cluster = Cluster(timeout=5, env={"DPSCALE_FAULT": "hang:1:2"})
+    cluster = Launch(timeout=5, env={"DPSCALE_FAULT": "hang:1:2"})
     start = time.monotonic()
     with pytest.raises(RunFailed) as caught:
         measure([2], cluster=cluster, out=tmp_path / "runs.jsonl", **{**SMALL, "repeats": 1})  # type: ignore[arg-type]
@@ -134,7 +134,7 @@ def test_nccl_without_a_gpu_is_refused() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: NCCL is available")  # the CI machine has none
     with pytest.raises(InvalidInput, match="NCCL needs one"):
-        measure([1], cluster=Cluster(backend="nccl"), **SMALL)  # type: ignore[arg-type]
+        measure([1], cluster=Launch(backend="nccl"), **SMALL)  # type: ignore[arg-type]
 
 
 def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:

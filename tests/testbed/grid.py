@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpscale.measure.launcher import Cluster, measure
+from dpscale.measure.launcher import Launch, measure
 from dpscale.predict.collectives import Link
 from dpscale.predict.model import Cluster as Links
 from dpscale.predict.model import Workload, predict
@@ -76,7 +76,7 @@ def _both(hosts: tuple[Host, Host], command: list[str], timeout: float) -> str:
 
 def run_point(rate_mbit: float, params: float, *, steps: int = 6, repeats: int = 2) -> Point:
     single = measure([1], workload="mlp", params=params, batch=BATCH, steps=steps, warmup=2, repeats=repeats,
-                     cluster=Cluster(threads=1))[0]  # fmt: skip
+                     cluster=Launch(threads=1))[0]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, two_hosts(rate_mbit) as hosts:
         profile: dict[str, Any] = json.loads(
             _both(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -208,7 +209,10 @@ def print_fit(f: Fit, lang: Lang) -> None:
         out.print(_("warning: %(text)s") % {"text": note.localized(lang)})
 
 
-def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> None:
+def print_measurements(found: Iterable[Mapping[str, Any]], out: str, lang: Lang) -> None:
+    """The records ``dpscale measure`` returned, as JSON objects (read as :class:`dpscale.records.Measurement`)."""
+    from dpscale.records import Measurement
+
     _ = translation(lang).gettext
     console = _console()
     table = Table(box=box.SIMPLE, pad_edge=False, title=_("Measured (records added to %(out)s)") % {"out": out})
@@ -222,53 +226,50 @@ def print_measurements(found: list[dict[str, Any]], out: str, lang: Lang) -> Non
     ):
         table.add_column(name, justify="right")
 
-    def number(x: object, decimals: int = 0) -> str:
-        return format_number(float(x), lang, decimals=decimals) if isinstance(x, int | float) else "—"
+    def number(x: float | None, decimals: int = 0) -> str:
+        return "—" if x is None else format_number(float(x), lang, decimals=decimals)
 
-    for r in found:
-        ci = r.get("throughput_ci") or [None, None]
-        eci = r.get("efficiency_ci") or [None, None]
-        e = r.get("efficiency")
-        step = r.get("step_time")
-        cv = step.get("cv") if isinstance(step, dict) else None
+    def percent(x: float | None) -> str:
+        return "—" if x is None else format_percent(float(x), lang)
+
+    for record in map(Measurement.from_dict, found):
+        low, high = record.throughput_ci or (None, None)
         table.add_row(
-            number(r["devices"]),
-            number(r["throughput"], 1),
-            f"{number(ci[0], 1)} – {number(ci[1], 1)}",
-            format_percent(float(e), lang) if isinstance(e, int | float) else "—",
-            (
-                f"{format_percent(float(eci[0]), lang)} – {format_percent(float(eci[1]), lang)}"
-                if isinstance(eci[0], int | float)
-                else "—"
-            ),
-            format_percent(float(cv), lang) if isinstance(cv, int | float) else "—",
+            number(record.devices),
+            number(record.throughput, 1),
+            f"{number(low, 1)} – {number(high, 1)}",
+            percent(record.efficiency),
+            "—" if record.efficiency_ci is None else " – ".join(map(percent, record.efficiency_ci)),
+            percent(None if record.step_time is None else record.step_time.cv),
         )
     _print_table(console, table)
 
 
-def print_probe(profile: dict[str, Any], out: str, lang: Lang) -> None:
+def print_probe(profile: Mapping[str, Any], out: str, lang: Lang) -> None:
+    """The profile ``dpscale probe`` returned, as a JSON object (read as :class:`dpscale.records.NetworkProfile`)."""
+    from dpscale.records import NetworkProfile
+
     _ = translation(lang).gettext
     console = _console()
-    table = Table(
-        box=box.SIMPLE, pad_edge=False, title=_("All-reduce over %(n)s ranks") % {"n": profile.get("world_size")}
-    )
+    probed = NetworkProfile.from_dict(profile)
+    table = Table(box=box.SIMPLE, pad_edge=False, title=_("All-reduce over %(n)s ranks") % {"n": probed.world_size})
     for name in (_("Size (bytes)"), _("Time"), "algbw (GB/s)", "busbw (GB/s)"):
         table.add_column(name, justify="right")
-    for row in profile.get("sizes", []):
+    for row in probed.sizes:
         table.add_row(
-            format_number(row["bytes"], lang),
-            format_milliseconds(row["seconds"], lang),
-            format_number(row["algbw"] / 1e9, lang, decimals=3),
-            format_number(row["busbw"] / 1e9, lang, decimals=3),
+            format_number(row.bytes, lang),
+            format_milliseconds(row.seconds, lang),
+            format_number(row.algbw / 1e9, lang, decimals=3),
+            format_number(row.busbw / 1e9, lang, decimals=3),
         )
     _print_table(console, table)
-    tier = profile.get("intra") or profile.get("inter")
-    if isinstance(tier, dict):
+    tier = probed.intra or probed.inter
+    if tier is not None:
         console.print(
             _("Fitted: latency α = %(a)s, bandwidth 1/β = %(b)s GB/s; profile written to %(out)s")
             % {
-                "a": format_milliseconds(tier["latency"], lang),
-                "b": format_number(tier["bandwidth"] / 1e9, lang, decimals=3),
+                "a": format_milliseconds(tier.latency, lang),
+                "b": format_number(tier.bandwidth / 1e9, lang, decimals=3),
                 "out": out,
             }
         )

@@ -5,9 +5,14 @@ The only part of dpscale that imports torch:
 - :mod:`dpscale.measure.workloads`: synthetic models (MLP, small CNN, small transformer) sized
   by parameters and batch;
 - :mod:`dpscale.measure.worker`: one rank of a measured run, started by torchrun;
-- :mod:`dpscale.measure.launcher`: ``dpscale measure`` and ``dpscale probe``: torchrun at each
-  size, faults turned into clear errors, records written as JSON lines;
+- :mod:`dpscale.measure.launcher`: ``dpscale measure`` and ``dpscale probe``: their inputs
+  checked, torchrun at each size, records and profiles written (:mod:`dpscale.records`);
+- :mod:`dpscale.measure.launch`: where and how a run starts (:class:`~dpscale.measure.launch.Launch`);
+- :mod:`dpscale.measure.supervise`: torchrun in a session of its own, ended whole by a timeout or
+  a signal, and :mod:`dpscale.measure.diagnosis`, which names the rank that failed and why;
 - :mod:`dpscale.measure._lifeline`: how torchrun and the workers end with the launcher, even
   when it is killed outright;
+- :mod:`dpscale.measure.summary`: the statistics of measured runs (slowest rank, intervals);
+- :mod:`dpscale.measure.alphabeta`: a probe's bandwidths and each tier's α and β;
 - :mod:`dpscale.measure.meter`: :class:`Meter`, for timing the steps of one's own training loop.
 """

@@ -15,13 +15,15 @@ so that the time is the step's and not the launch's). Records are those of ``dps
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dpscale import _validate
-from dpscale.measure import records
+from dpscale import _validate, records
+from dpscale.measure import summary
+from dpscale.records import Measurement
 
 __all__ = ["Meter"]
 
@@ -84,33 +86,28 @@ class Meter:
         import torch
         import torch.distributed as dist
 
-        steps = min(len(t) for t in gathered)
-        if steps == 0:
-            complete = False
-            slowest: list[float] = []
-        else:
-            slowest = [max(t[i] for t in gathered) for i in range(steps)]
-        total = sum(slowest)
-        record: dict[str, Any] = {
-            "devices": world,
-            "throughput": world * self.batch * steps / total if total > 0 else 0.0,
-            "per_rank_throughput": [self.batch * len(t) / sum(t) if t and sum(t) > 0 else 0.0 for t in gathered],
-            "backend": dist.get_backend() if dist.is_available() and dist.is_initialized() else None,
-            "device_type": "cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu",  # type: ignore[no-untyped-call]
-            "torch": torch.__version__,
-            "batch": self.batch,
-            "steps": steps,
-            "warmup": self.warmup,
-            "step_time": records.summarize(slowest) if slowest else None,
-            "source": "meter",
-            "complete": complete,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **self.extra,
-        }
-        if not complete or record["throughput"] <= 0:
-            record["complete"] = False
+        slowest = summary.slowest_steps(gathered)
+        throughput = summary.rate(world * self.batch, slowest)
+        measured = Measurement(
+            devices=world,
+            throughput=throughput,
+            per_rank_throughput=tuple(summary.rate(self.batch, times) for times in gathered),
+            backend=dist.get_backend() if dist.is_available() and dist.is_initialized() else None,
+            device_type="cuda" if torch.cuda.is_available() and torch.cuda.is_initialized() else "cpu",  # type: ignore[no-untyped-call]
+            torch=torch.__version__,
+            batch=self.batch,
+            steps=len(slowest),
+            warmup=self.warmup,
+            step_time=summary.step_time(slowest) if slowest else None,
+            source="meter",
+            complete=complete and throughput > 0,  # a loop that never stepped measured nothing
+            time=records.timestamp(),
+        )
+        record = Measurement.from_dict({**measured.to_dict(), **self.extra})  # the caller's own keys, as given
+        if not measured.complete:
+            record = dataclasses.replace(record, complete=False)
         records.append(self.out, record)
-        return record
+        return record.to_dict()
 
     def __enter__(self) -> Meter:
         return self

@@ -81,6 +81,7 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
     """
     from dpscale import _files
     from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+    from dpscale.records import ProbedLink
 
     unreadable = N_("a readable JSON profile from dpscale probe (%(reason)s)")
     with _files.open_text(
@@ -97,25 +98,22 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
         entry = data.get(name) if isinstance(data, dict) else None
         if entry is None:
             return None
-        values = []
-        for key, default in (("bandwidth", None), ("latency", None), ("efficiency", 1.0)):
-            value = entry.get(key, default) if isinstance(entry, dict) else None
-            number = _real(value)
-            if number is None:
-                reason = (
-                    Message.of("no %(key)s", key=key)
-                    if value is None
-                    else Message.of("%(key)s is %(value)s", key=key, value=repr(_files.shown(value)))
-                )
-                raise InvalidInput(
-                    "network",
-                    path,
-                    N_("a profile whose %(tier)s tier has bandwidth and latency (%(reason)s)"),
-                    params={"tier": name, "reason": reason},
-                )
-            values.append(number)
         try:
-            return Link(*values)
+            probed = ProbedLink.from_dict(entry)
+        except InvalidInput as exc:  # a key missing, or not a number
+            reason = (
+                Message.of("no %(key)s", key=exc.field)
+                if isinstance(exc, MissingInput)
+                else Message.of("%(key)s is %(value)s", key=exc.field, value=repr(_files.shown(exc.value)))
+            )
+            raise InvalidInput(
+                "network",
+                path,
+                N_("a profile whose %(tier)s tier has bandwidth and latency (%(reason)s)"),
+                params={"tier": name, "reason": reason},
+            ) from None
+        try:
+            return Link(probed.bandwidth, probed.latency, probed.efficiency)
         except InvalidInput as exc:  # a bandwidth of 0, an efficiency past 1
             place = Message.of("%(file)s, %(tier)s %(key)s", file=path, tier=name, key=exc.field)
             raise exc.as_given(place, exc.value) from None
@@ -126,13 +124,3 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
     if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
         raise InvalidInput("network", path, "a profile with devices_per_node, a whole number of at least 1")
     return tier("intra"), tier("inter"), per_node
-
-
-def _real(value: Any) -> float | None:
-    """``value`` as a float if it is a JSON number within float's range, else None (true and false are not numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        return float(value)
-    except OverflowError:  # an integer of 400 digits
-        return None

@@ -1,0 +1,167 @@
+"""Where and how a measured run starts: :class:`Launch`, checked when made, and torchrun's command line."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpscale._validate import WHOLE_NUMBER
+from dpscale.errors import N_, InvalidInput, MissingInput
+
+__all__ = [
+    "MAX_NODES",
+    "MAX_RANKS_PER_NODE",
+    "MAX_THREADS",
+    "MAX_TIMEOUT",
+    "MIN_TIMEOUT",
+    "RANGE",
+    "Launch",
+    "bounded",
+    "clip",
+]
+
+MAX_RANKS_PER_NODE = 1024  # past any node; torchrun would start every one of them
+MAX_NODES = 65536
+MAX_THREADS = 4096  # CPU threads per rank
+MIN_TIMEOUT = 1.0  # seconds
+MAX_TIMEOUT = 24 * 3600.0
+
+RANGE = N_("a whole number from %(least)s to %(most)s")
+_RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
+
+_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
+_ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
+_ADDRESS = re.compile(rf"{_HOST}|[0-9A-Fa-f:.]+")
+
+
+def clip(text: str, most: int = 80) -> str:
+    """``text`` cut short for a message."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def bounded(name: str, value: Any, least: int, most: int, accepted: str = RANGE) -> int:
+    """``value`` if it is a whole number from ``least`` to ``most``, else InvalidInput naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise InvalidInput(name, value, accepted, params={"least": least, "most": most})
+    return value
+
+
+def _address(name: str, value: Any, pattern: re.Pattern[str], accepted: str) -> None:
+    text = value if isinstance(value, str) else None
+    match = pattern.fullmatch(text) if text is not None and len(text) <= 255 else None
+    port = match.groups()[0] if match is not None and match.groups() else None
+    if match is None or (port is not None and not 1 <= int(port) <= 65535):
+        raise InvalidInput(name, clip(value) if isinstance(value, str) else value, accepted)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where and how to run: ranks per node, torchrun's multi-node flags, backend, limits.
+
+    Checked when made (InvalidInput): 1 to :data:`MAX_RANKS_PER_NODE` ranks per node, 1 to
+    :data:`MAX_NODES` nodes with a node rank among them and a rendezvous endpoint when there are
+    several, a known backend, a timeout from 1 s to 24 h and 1 to :data:`MAX_THREADS` threads.
+    """
+
+    nproc_per_node: int = 1
+    nnodes: int = 1
+    node_rank: int = 0
+    rdzv_endpoint: str | None = None
+    rdzv_id: str = "dpscale"
+    local_addr: str | None = None  # this node's address, as the others reach it (torchrun's --local-addr)
+    backend: str = "auto"
+    timeout: float = 120.0
+    threads: int | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        bounded("nproc", self.nproc_per_node, 1, MAX_RANKS_PER_NODE, _RANKS)
+        if isinstance(self.nnodes, bool) or not isinstance(self.nnodes, int) or self.nnodes < 1:
+            raise InvalidInput("nnodes", self.nnodes, WHOLE_NUMBER, params={"minimum": 1})
+        bounded("nnodes", self.nnodes, 1, MAX_NODES)
+        if self.nnodes > 1 and self.rdzv_endpoint is None:
+            raise MissingInput("rdzv_endpoint", N_("host:port of node 0, with --nnodes above 1"))
+        rank = self.node_rank
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nnodes:
+            raise InvalidInput("node_rank", rank, N_("a rank from 0 to %(last)s"), params={"last": self.nnodes - 1})
+        if self.rdzv_endpoint is not None:
+            _address("rdzv_endpoint", self.rdzv_endpoint, _ENDPOINT, N_("host:port of node 0, such as 10.0.0.1:29500"))
+        if self.local_addr is not None:
+            _address("local_addr", self.local_addr, _ADDRESS, N_("a host name or an IP address, such as 10.0.0.2"))
+        if self.backend not in ("auto", "gloo", "nccl"):
+            raise InvalidInput("backend", self.backend, N_("auto, gloo or nccl"))
+        if self.threads is not None:
+            bounded("threads", self.threads, 1, MAX_THREADS)
+        timeout = self.timeout
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT
+        ):
+            raise InvalidInput(
+                "timeout",
+                timeout,
+                N_("a duration from %(least)s s to %(most)s h"),
+                params={"least": f"{MIN_TIMEOUT:g}", "most": f"{MAX_TIMEOUT / 3600:g}"},
+            )
+
+    @property
+    def world_size(self) -> int:
+        return self.nproc_per_node * self.nnodes
+
+    def resolved_backend(self) -> str:
+        import torch
+
+        if self.backend == "nccl" and not torch.cuda.is_available():
+            raise InvalidInput("backend", "nccl", "gloo on a machine without a CUDA GPU (NCCL needs one)")
+        if self.backend == "nccl" and self.nproc_per_node > torch.cuda.device_count():
+            raise InvalidInput(
+                "nproc",
+                self.nproc_per_node,
+                N_("at most %(gpus)s ranks per node, one per GPU"),
+                params={"gpus": torch.cuda.device_count()},
+            )
+        if self.backend == "auto":
+            return "nccl" if torch.cuda.is_available() and self.nproc_per_node <= torch.cuda.device_count() else "gloo"
+        return self.backend
+
+    def threads_per_rank(self) -> int:
+        cores = os.cpu_count() or 1
+        if self.threads is not None:
+            return self.threads
+        if self.nproc_per_node > cores:
+            warnings.warn(
+                f"{self.nproc_per_node} ranks on {cores} cores: ranks share cores, slowing them and the measurement",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return max(1, cores // self.nproc_per_node)
+
+    def torchrun(self, logs: Path) -> list[str]:
+        """torchrun's command line (``python -m torch.distributed.run``), its own files going to ``logs``."""
+        argv = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            f"--nproc-per-node={self.nproc_per_node}",
+            f"--log-dir={logs}",
+        ]
+        if self.nnodes == 1 and self.rdzv_endpoint is None:
+            return [*argv, "--standalone"]
+        local = [f"--local-addr={self.local_addr}"] if self.local_addr else []
+        return [
+            *argv,
+            *local,
+            f"--nnodes={self.nnodes}",
+            f"--node-rank={self.node_rank}",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={self.rdzv_endpoint}",
+            f"--rdzv-id={self.rdzv_id}",
+            # Node 0 hosts the rendezvous store at the endpoint (its own address), whatever its host name says.
+            f"--rdzv-conf=join_timeout={int(self.timeout)},is_host={'true' if self.node_rank == 0 else 'false'}",
+        ]
