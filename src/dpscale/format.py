@@ -102,6 +102,8 @@ def format_estimate(value: float, error: float | None, lang: Lang) -> str:
         return format_number(value, lang, decimals=4)
     place = 1 - math.floor(math.log10(error))  # decimals that keep two digits of the error
     decimals = max(0, min(place, 15))
+    if math.log10(max(abs(value), error)) + decimals > 24:  # more digits than anyone reads: as they come
+        return f"{format_number(value, lang, decimals=4)} ± {format_number(error, lang, decimals=4)}"
     value_text = format_number(round(value, place) + 0.0, lang, decimals=decimals)  # + 0.0: no "-0"
     return f"{value_text} ± {format_number(round(error, place), lang, decimals=decimals)}"
 

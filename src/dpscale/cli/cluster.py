@@ -45,11 +45,11 @@ def _cluster(
     local_addr: str | None = None,
     threads: str | None = None,
 ) -> Any:
-    """The core's Cluster from the options' text; the core checks the values (nodes, ranks, bounds)."""
-    from dpscale.measure.launcher import Cluster
+    """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds)."""
+    from dpscale.measure.launch import Launch
     from dpscale.parse import parse_duration
 
-    return Cluster(
+    return Launch(
         nproc_per_node=nproc,
         nnodes=nnodes,
         node_rank=node_rank,

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpscale import _validate
+from dpscale._validate import MAX_DEVICES
 from dpscale.errors import N_, InvalidInput
 from dpscale.fit.laws import MODELS, Law, numerics
 from dpscale.fit.results import Fit, ModelFit, Point, fitted_throughput
@@ -163,7 +164,10 @@ def _fit_one(
         errors = np.sqrt(np.clip(np.diag(cov), 0, None)) if np.all(np.isfinite(cov)) else np.full(k, math.nan)
     peak = None
     if law.name == "usl" and params[2] > 0:
-        peak = math.sqrt(max(1 - params[1], 0) / params[2])
+        with np.errstate(all="ignore"):
+            peak = math.sqrt(max(1 - params[1], 0) / params[2])
+        if not peak <= MAX_DEVICES:  # κ of 1e-300: no peak within any cluster (nor within floating point)
+            peak = None
     result = ModelFit(
         law.name,
         law.formula,

@@ -30,7 +30,6 @@ __all__ = [
     "MAX_PROBE_BYTES",
     "MAX_REPEATS",
     "MAX_STEPS",
-    "Cluster",
     "Launch",
     "Terminated",
     "fit_alpha_beta",
@@ -38,7 +37,6 @@ __all__ = [
     "probe",
 ]
 
-Cluster = Launch  # the name dpscale.cli.commands imports; Launch is the one to use
 
 MAX_PARAMS = 1e9  # 4 GB of fp32 weights and as much again of gradients, on every rank
 MAX_PROBE_BYTES = 2**30
