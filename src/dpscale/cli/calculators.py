@@ -21,7 +21,7 @@ from dpscale.cli.options import (
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.parse import number_reader, parse_count, parse_efficiency, parse_number
 
-__all__ = ["OUTPUT", "bubble", "own", "plan"]
+__all__ = ["OUTPUT", "own", "plan"]
 
 
 def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
@@ -60,52 +60,13 @@ def _register_batch() -> None:
 _register_batch()
 
 
-@app.command()
-def bubble(
-    stages: Annotated[str, typer.Argument(help="p, pipeline stages (4).", show_default=False)],
-    micro_batches: Annotated[
-        str | None, typer.Argument(help="m, micro-batches per step (or give --max-bubble).", show_default=False)
-    ] = None,
-    schedule: Annotated[str, typer.Option("--schedule", "-s", help="1f1b, gpipe or interleaved.")] = "1f1b",
-    chunks: Annotated[str, typer.Option("--chunks", help="v, model chunks per device (interleaved).")] = "1",
-    micro_batch_time: Annotated[
-        str | None,
-        typer.Option("--time", help="Forward + backward time of one micro-batch on one stage (e.g. 120 ms)."),
-    ] = None,
-    max_bubble: Annotated[
-        str | None, typer.Option("--max-bubble", help="Find the fewest micro-batches with a bubble at most this (5%).")
-    ] = None,
-    plot: Annotated[
-        str | None, typer.Option("--plot", help="Save a picture of the schedule: .svg, .png, .json.")
-    ] = None,
-    as_json: JsonOption = False,
-    lang: LangOption = None,
-) -> None:
-    """Pipeline bubble (p−1)/(v·m + p − 1) for p stages and m micro-batches.
-
-    dpscale bubble 4 8
-
-    dpscale bubble 8 --max-bubble 5% --schedule interleaved --chunks 2
-    """
-    from dpscale import pipeline
+def _bubble(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
     from dpscale.cli.render import print_bubble
-    from dpscale.parse import parse_duration
+    from dpscale.pipeline import PIPELINE
 
     language = lang_of(lang)
-    p = parse_count(stages, language, field="stages")
-    v = parse_count(chunks, language, field="chunks")
-    if (micro_batches is None) == (max_bubble is None):
-        given = "neither" if micro_batches is None else f"{micro_batches} and --max-bubble {max_bubble}"
-        raise InvalidInput("micro_batches", given, "either m or --max-bubble, not both")
-    if max_bubble is not None:
-        found = pipeline.micro_batches_for(
-            p, parse_efficiency(max_bubble, language, field="max_bubble"), schedule=schedule, chunks=v
-        )
-        m = found.micro_batches
-    else:
-        m = parse_count(micro_batches or "", language, field="micro_batches")
-    t = None if micro_batch_time is None else parse_duration(micro_batch_time, language, field="time")
-    result = pipeline.bubble(p, m, schedule=schedule, chunks=v, micro_batch_time=t)
+    with named_as_options(PIPELINE):
+        result = PIPELINE.build(read_values(PIPELINE, given, language))
     if plot is not None:
         from dpscale.charts import save_chart, schedule_chart
 
@@ -114,6 +75,22 @@ def bubble(
         emit_json(result.to_dict())
         return
     print_bubble(result, language)
+
+
+def _register_bubble() -> None:
+    from dpscale.pipeline import PIPELINE
+
+    plot = Annotated[str | None, typer.Option("--plot", help="Save a picture of the schedule: .svg, .png, .json.")]
+    doc = """Pipeline bubble (p−1)/(v·m + p − 1) for p stages and m micro-batches.
+
+    dpscale bubble 4 8
+
+    dpscale bubble 8 --max-bubble 5% --schedule interleaved --chunks 2
+    """
+    app.command("bubble")(command(PIPELINE, _bubble, [own("plot", plot, None), *OUTPUT], doc))
+
+
+_register_bubble()
 
 
 @app.command()

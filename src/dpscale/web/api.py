@@ -20,7 +20,6 @@ from dpscale.errors import InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.predict import inputs as predict_inputs
 from dpscale.web.schemas import (
-    MAX_COUNT,
     MAX_DEVICES,
     MAX_SECONDS,
     MAX_THROUGHPUT,
@@ -83,21 +82,6 @@ async def api_scaling(
     # A JSONResponse skips re-validating the result against the response model: the core's
     # result is already typed, and the model stays in the schema (Schemathesis checks it).
     return JSONResponse(scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict())
-
-
-@router.get("/api/v1/pipeline", response_model=BubbleOut, responses=bad_input, summary="Pipeline bubble")
-async def api_pipeline(
-    stages: Annotated[int, Query(ge=1, le=MAX_COUNT, description="p, pipeline stages")],
-    micro_batches: Annotated[int, Query(ge=1, le=MAX_COUNT, description="m, micro-batches per step")],
-    schedule: Annotated[pipeline.Schedule, Query(description="1f1b, gpipe or interleaved")] = "1f1b",
-    chunks: Annotated[int, Query(ge=1, le=MAX_COUNT, description="v, model chunks per device (interleaved)")] = 1,
-    micro_batch_time: Annotated[
-        float | None, Query(gt=0, le=MAX_SECONDS, description="forward + backward of one micro-batch, seconds")
-    ] = None,
-) -> dict[str, Any]:
-    return pipeline.bubble(
-        stages, micro_batches, schedule=schedule, chunks=chunks, micro_batch_time=micro_batch_time
-    ).to_dict()
 
 
 @router.get(
@@ -192,6 +176,16 @@ router.add_api_route(
     response_model=BatchOut,
     responses=bad_input,
     summary="Effective batch size",
+)
+
+
+router.add_api_route(
+    "/api/v1/pipeline",
+    _endpoint(pipeline.PIPELINE, lambda result: result.to_dict(), costly=False),
+    methods=["GET"],
+    response_model=BubbleOut,
+    responses=bad_input,
+    summary="Pipeline bubble",
 )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpscale import pipeline, plan, scaling
+from dpscale import plan, scaling
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput
 from dpscale.format import format_number, format_percent
@@ -28,6 +28,7 @@ from dpscale.parse import (
     parse_number,
     read_input,
 )
+from dpscale.pipeline import PIPELINE
 from dpscale.plan import DeadlinePlan, Plan
 from dpscale.predict.inputs import PREDICT
 from dpscale.web.security import MAX_SIZES
@@ -197,16 +198,6 @@ def _scaling(v: dict[str, Any]) -> scaling.Scaling:
     return scaling.scale(v["devices"], v["per_device_throughput"], v["efficiency"], unit=v["unit"] or "samples/s")
 
 
-def _pipeline(v: dict[str, Any]) -> pipeline.Bubble:
-    return pipeline.bubble(
-        v["stages"],
-        v["micro_batches"],
-        schedule=v["schedule"],
-        chunks=v["chunks"],
-        micro_batch_time=v["micro_batch_time"],
-    )
-
-
 @dataclass(frozen=True)
 class PlanResult:
     plan: Plan
@@ -282,14 +273,9 @@ CALCULATORS: dict[str, Calculator] = {
     "pipeline": Calculator(
         "pipeline",
         "/pipeline",
-        {
-            "stages": Field(parse_count, "4", "4"),
-            "micro_batches": Field(parse_count, "8", "8"),
-            "schedule": Field(_text, "1f1b", "1f1b"),
-            "chunks": Field(parse_count, "1", "1"),
-            "micro_batch_time": Field(parse_duration, "120 ms", "120 ms", required=False),
-        },
-        _pipeline,
+        fields_of(PIPELINE),
+        PIPELINE.build,
+        definition=PIPELINE,
     ),
     "plan": Calculator(
         "plan",
