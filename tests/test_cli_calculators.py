@@ -347,8 +347,9 @@ def test_predict_overflowing_inputs_are_refused_in_one_line(capsys: pytest.Captu
     assert err.count("\n") == 1
 
 
-def test_plan_overflowing_work_names_epochs(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "plan", "--work", "1e300", "--epochs", "1e300", "-v", "1", "-e", "1", "-d", "1")
+def test_plan_epochs_past_their_bound_name_epochs(capsys: pytest.CaptureFixture[str]) -> None:
+    # Within the definition's bounds the work (1e27) stays finite; past them, the input at fault is named.
+    code, _, err = run(capsys, "plan", "--work", "1e18", "--epochs", "1e300", "-v", "1", "-e", "1", "-d", "1")
     assert code == 2
     assert err.startswith("error: epochs: ")
 

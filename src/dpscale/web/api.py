@@ -16,14 +16,11 @@ from pydantic import Field
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
-from dpscale.errors import InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.predict import inputs as predict_inputs
 from dpscale.web.schemas import (
     MAX_DEVICES,
-    MAX_SECONDS,
     MAX_THROUGHPUT,
-    MAX_WORK,
     MIN_POSITIVE,
     BatchOut,
     BubbleOut,
@@ -82,36 +79,6 @@ async def api_scaling(
     # A JSONResponse skips re-validating the result against the response model: the core's
     # result is already typed, and the model stays in the schema (Schemathesis checks it).
     return JSONResponse(scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict())
-
-
-@router.get(
-    "/api/v1/plan",
-    response_model=PlanOut | DeadlineOut,
-    responses=bad_input,
-    summary="Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
-)
-async def api_plan(
-    work: Annotated[float, Query(gt=0, le=MAX_WORK, description="samples (or tokens) to process in all")],
-    per_device_throughput: Annotated[float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v")],
-    efficiency: Annotated[float, Query(ge=MIN_POSITIVE, le=1, description="E as a fraction")],
-    devices: Annotated[int | None, Query(ge=1, le=MAX_DEVICES, description="d (or give a deadline)")] = None,
-    deadline_seconds: Annotated[float | None, Query(gt=0, le=MAX_SECONDS)] = None,
-    price_per_device_hour: Annotated[float | None, Query(gt=0, le=1e6)] = None,
-    watts_per_device: Annotated[float | None, Query(gt=0, le=1e6)] = None,
-    currency: Annotated[str, Query(pattern="^[A-Za-z]{3}$")] = "USD",
-    unit: Annotated[str, Query(min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN)] = "samples/s",
-) -> dict[str, Any]:
-    money: dict[str, Any] = {
-        "price_per_device_hour": price_per_device_hour,
-        "watts_per_device": watts_per_device,
-        "currency": currency,
-        "unit": unit,
-    }
-    if (devices is None) == (deadline_seconds is None):
-        raise InvalidInput("devices", devices, "either devices or deadline_seconds, not both")
-    if deadline_seconds is not None:
-        return plan.devices_for_deadline(work, deadline_seconds, per_device_throughput, efficiency, **money).to_dict()
-    return plan.plan(work, devices or 1, per_device_throughput, efficiency, **money).to_dict()
 
 
 def _parameter(item: Input) -> inspect.Parameter:
@@ -186,6 +153,16 @@ router.add_api_route(
     response_model=BubbleOut,
     responses=bad_input,
     summary="Pipeline bubble",
+)
+
+
+router.add_api_route(
+    "/api/v1/plan",
+    _endpoint(plan.PLAN, lambda result: result.to_dict(), costly=False),
+    methods=["GET"],
+    response_model=PlanOut | DeadlineOut,
+    responses=bad_input,
+    summary="Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
 )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpscale import plan, scaling
+from dpscale import scaling
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput
 from dpscale.format import format_number, format_percent
@@ -23,13 +23,12 @@ from dpscale.parse import (
     number_reader,
     parse_count,
     parse_device_list,
-    parse_duration,
     parse_efficiency,
     parse_number,
     read_input,
 )
 from dpscale.pipeline import PIPELINE
-from dpscale.plan import DeadlinePlan, Plan
+from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
 from dpscale.web.security import MAX_SIZES
 
@@ -198,27 +197,6 @@ def _scaling(v: dict[str, Any]) -> scaling.Scaling:
     return scaling.scale(v["devices"], v["per_device_throughput"], v["efficiency"], unit=v["unit"] or "samples/s")
 
 
-@dataclass(frozen=True)
-class PlanResult:
-    plan: Plan
-    deadline: DeadlinePlan | None
-
-
-def _plan(v: dict[str, Any]) -> PlanResult:
-    money = {
-        "price_per_device_hour": v["price_per_device_hour"],
-        "watts_per_device": v["watts_per_device"],
-        "currency": (v["currency"] or "USD").upper(),
-        "unit": v["unit"] or "samples/s",
-    }
-    work = plan.total_work(v["work"], v["epochs"])
-    result = plan.plan(work, v["devices"], v["per_device_throughput"], v["efficiency"], **money)
-    deadline = None
-    if v["deadline"] is not None:
-        deadline = plan.devices_for_deadline(work, v["deadline"], v["per_device_throughput"], v["efficiency"], **money)
-    return PlanResult(result, deadline)
-
-
 # DLPerf's NVIDIA PyTorch ResNet-50 FP32 medians, 1 to 16 V100s (see the README).
 FIT_EXAMPLE = "devices,throughput\n1,367.29\n4,1449.48\n8,2887.65\n16,5716.79"
 
@@ -278,22 +256,7 @@ CALCULATORS: dict[str, Calculator] = {
         definition=PIPELINE,
     ),
     "plan": Calculator(
-        "plan",
-        "/plan",
-        {
-            "work": Field(parse_number, "1 281 167", "1,281,167"),
-            "epochs": Field(parse_number, "90", "90"),
-            "devices": Field(parse_count, "64", "64"),
-            "per_device_throughput": Field(parse_number, "2 000", "2,000"),
-            "efficiency": Field(parse_efficiency, "90 %", "90%"),
-            "unit": Field(_text, "samples/s", "samples/s", required=False),
-            "deadline": Field(parse_duration, "30 min", "30 min", required=False),
-            "price_per_device_hour": Field(parse_number, "2,5", "2.5", required=False),
-            "currency": Field(_text, "EUR", "USD", required=False),
-            "watts_per_device": Field(parse_number, "400", "400", required=False),
-        },
-        _plan,
-        aliases={"deadline_seconds": "deadline"},
+        "plan", "/plan", fields_of(PLAN), PLAN.build, aliases={"deadline_seconds": "deadline"}, definition=PLAN
     ),
     "predict": Calculator(
         "predict",
