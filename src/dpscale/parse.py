@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "number_reader",
+    "parse_decimal",
     "parse_bandwidth",
     "parse_bytes",
     "parse_count",

@@ -2,3 +2,5 @@
 
 Only the collective-communication costs have landed so far (:mod:`dpscale.predict.collectives`).
 """
+
+__all__: list[str] = []  # a package of modules: import what you need from each
