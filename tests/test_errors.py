@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import pickle
+import re
+import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
-from dpscale.errors import N_
+from dpscale.errors import N_, MissingExtra
 from dpscale.fit import fit, read_points
 from dpscale.parse import (
     parse_bandwidth,
@@ -171,3 +175,50 @@ def test_an_error_echoes_its_value_cut_short(value: object, shown: str) -> None:
     err = InvalidInput("field", value, "something else")
     assert err.message == f"field: got {shown}; expected something else"
     assert len(err.localized("fr")) < 120
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _missing_extra_calls() -> list[tuple[str, str | None, str | None]]:
+    """(where, extra, package) of every ``MissingExtra(...)`` in src; each must be written as a literal."""
+    found = []
+    for path in sorted((ROOT / "src" / "dpscale").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) != "MissingExtra":
+                continue
+            where = f"{path.relative_to(ROOT).as_posix()}:{node.lineno}"
+            given = dict(zip(("feature", "extra"), node.args, strict=False))
+            given.update({k.arg: k.value for k in node.keywords if k.arg})
+            values = {}
+            for name in ("extra", "package"):
+                arg = given.get(name)
+                assert arg is None or isinstance(arg, ast.Constant), f"{where}: {name} is not written as a literal"
+                values[name] = None if arg is None else arg.value
+            found.append((where, values["extra"], values["package"]))
+    return found
+
+
+def test_missing_extra_names_only_extras_that_exist() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = set(project["optional-dependencies"])
+    core = {re.split(r"[\s<>=!~\[;]", spec, maxsplit=1)[0].lower() for spec in project["dependencies"]}
+    calls = _missing_extra_calls()
+    assert {extra for _, extra, _ in calls} >= {"plot", "fit", "measure", "web"}
+    for where, extra, package in calls:
+        if extra is not None:
+            assert extra in extras, f"{where}: no extra named {extra!r} in pyproject.toml (there are {sorted(extras)})"
+        else:  # no extra: a core dependency, which a reinstall brings back
+            assert package in core, f"{where}: {package!r} is no core dependency, so name the extra that provides it"
+
+
+def test_missing_extra_says_what_to_install() -> None:
+    assert str(MissingExtra("charts", "plot")) == "charts needs the 'plot' extra: pip install 'dpscale[plot]'"
+    core = MissingExtra("reading units", package="pint")
+    assert core.extra is None
+    assert "pint" in str(core)
+    assert "reinstall dpscale" in str(core)
+    assert "dpscale[" not in str(core)

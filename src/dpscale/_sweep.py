@@ -60,7 +60,7 @@ def sweep(devices: Any, per_device_throughput: Any, efficiency: Any) -> Sweep:
     try:
         import numpy as np
     except ImportError as exc:  # pragma: no cover - numpy is in the default install
-        raise MissingExtra("sweep", "sweep") from exc
+        raise MissingExtra("sweep", package="numpy") from exc
 
     d = _as_array("devices", devices, np)
     v = _as_array("per_device_throughput", per_device_throughput, np)

@@ -10,6 +10,29 @@ from typing import Any
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang, lang_code
 
+__all__ = [
+    # what each check accepts, as its error says it (translated where shown)
+    "WHOLE_NUMBER",
+    "POSITIVE",
+    "DEVICE_COUNT",
+    "COUNT",
+    "LABEL",
+    "FRACTION",
+    # limits
+    "MAX_DEVICES",
+    "LABEL_LENGTH",
+    "LABEL_PATTERN",
+    # the checks
+    "whole",
+    "count",
+    "device_count",
+    "positive",
+    "fraction",
+    "finite_result",
+    "label",
+    "language",
+]
+
 WHOLE_NUMBER = N_("a whole number of at least %(minimum)s")  # params={"minimum": ...}
 POSITIVE = N_("a finite number greater than 0")
 MAX_DEVICES = 10**9  # a device count past any cluster: beyond it predictions and charts mean nothing

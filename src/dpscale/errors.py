@@ -6,7 +6,7 @@ The core raises these; only the edges (CLI, web) turn them into exit codes and H
      ├── InvalidInput (ValueError)    a value out of range or unreadable; knows field, value, accepted
      │    ├── AmbiguousInput          readable two ways (an efficiency of "90"); says how to write it
      │    └── MissingInput            a required value not given at all
-     ├── MissingExtra (ImportError)   an optional part is not installed; says what to pip install
+     ├── MissingExtra (ImportError)   a dependency is not installed; says what to install
      └── RunFailed (RuntimeError)     a measured run did not complete: which rank, how, what was left
 """
 
@@ -129,12 +129,26 @@ class MissingInput(InvalidInput):
 
 
 class MissingExtra(DpscaleError, ImportError):
-    """An optional dependency is missing; the message names the extra to install."""
+    """A dependency is missing; the message says what to install.
 
-    def __init__(self, feature: str, extra: str) -> None:
+    ``extra`` names the extra of pyproject.toml that provides it (``pip install 'dpscale[fit]'``).
+    A core dependency (``package``, such as pint) has no extra: every correct install has it, so
+    the message says to reinstall dpscale.
+    """
+
+    def __init__(self, feature: str, extra: str | None = None, *, package: str | None = None) -> None:
         self.feature = feature
         self.extra = extra
-        super().__init__(f"{feature} needs the '{extra}' extra: pip install 'dpscale[{extra}]'")
+        self.package = package
+        if extra is not None:
+            message = f"{feature} needs the '{extra}' extra: pip install 'dpscale[{extra}]'"
+        else:
+            needed = package or "a dependency"
+            message = (
+                f"{feature} needs {needed}, which every install of dpscale includes but this one lacks: "
+                "reinstall dpscale (pip install --force-reinstall dpscale)"
+            )
+        super().__init__(message)
 
 
 class RunFailed(DpscaleError, RuntimeError):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "number_reader",
+    "parse_decimal",
     "parse_bandwidth",
     "parse_bytes",
     "parse_count",
@@ -148,7 +149,7 @@ def _registry() -> Any:
     try:
         import pint
     except ImportError as exc:  # pragma: no cover - pint is a core dependency
-        raise MissingExtra("units", "units") from exc
+        raise MissingExtra("reading units", package="pint") from exc
     return pint.UnitRegistry(cache_folder=None)
 
 

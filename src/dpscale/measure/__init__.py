@@ -16,3 +16,5 @@ The only part of dpscale that imports torch:
 - :mod:`dpscale.measure.alphabeta`: a probe's bandwidths and each tier's α and β;
 - :mod:`dpscale.measure.meter`: :class:`Meter`, for timing the steps of one's own training loop.
 """
+
+__all__: list[str] = []  # a package of modules: import what you need from each

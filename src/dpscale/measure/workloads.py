@@ -14,7 +14,7 @@ from torch import nn
 
 from dpscale.errors import N_, InvalidInput
 
-__all__ = ["KINDS", "Kind", "build"]
+__all__ = ["KINDS", "Kind", "build", "count"]
 
 Kind = Literal["mlp", "cnn", "transformer"]
 KINDS: tuple[str, ...] = get_args(Kind)

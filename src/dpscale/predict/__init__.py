@@ -1,4 +1,16 @@
-"""Predicting scaling efficiency from the hardware, the model and the batch (in progress).
+"""Predicting scaling efficiency from the hardware, the model and the batch.
 
-Only the collective-communication costs have landed so far (:mod:`dpscale.predict.collectives`).
+- :mod:`dpscale.predict.collectives`: the time of one all-reduce in the α-β model (latency α,
+  seconds per byte β) for NCCL's ring, tree and hierarchical algorithms;
+- :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
+  algorithms it knows;
+- :mod:`dpscale.predict.inputs`: the definition of predict's inputs, from which the CLI's options,
+  the page's fields and the API's parameters are made, and the rules across them;
+- :mod:`dpscale.predict.model`: step time on n devices (compute, exposed communication, straggler
+  and input wait) and the efficiency E(n) that follows, with the levers that would raise it;
+- :mod:`dpscale.predict.presets`: link presets (common GPU interconnects and networks) and links
+  read from a measured network profile;
+- :mod:`dpscale.predict.wording`: the levers' what-ifs in words, in the user's language.
 """
+
+__all__: list[str] = []  # a package of modules: import what you need from each

@@ -32,7 +32,21 @@ from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
 from dpscale.predict.defaults import ALGORITHMS, Algorithm
 
-__all__ = ["Algorithm", "Link", "all_reduce_time", "algbw", "busbw", "hierarchical", "ring", "tree"]
+__all__ = [
+    "Algorithm",
+    "Link",
+    "all_reduce_time",
+    "algbw",
+    "busbw",
+    "hierarchical",
+    "ring",
+    "tree",
+    # each algorithm's cost as a(n) + c(n)·S, and the algorithms NCCL may choose among
+    "ring_terms",
+    "tree_terms",
+    "hierarchical_terms",
+    "candidates",
+]
 
 
 @dataclass(frozen=True, slots=True)

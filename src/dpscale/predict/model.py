@@ -41,7 +41,7 @@ from dpscale.errors import N_, InvalidInput
 from dpscale.predict.collectives import Link, candidates
 from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_JITTER, Algorithm
 
-__all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict"]
+__all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict", "step_terms", "input_wait"]
 
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 Bottleneck = Literal["compute", "communication", "stragglers", "input"]

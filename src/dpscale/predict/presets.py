@@ -13,7 +13,7 @@ from dpscale.i18n import Message
 if TYPE_CHECKING:
     from dpscale.predict.collectives import Link
 
-__all__ = ["link", "presets"]
+__all__ = ["link", "presets", "resolve_link", "from_profile"]
 
 Tier = Literal["intra", "inter"]
 
