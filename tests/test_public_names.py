@@ -15,15 +15,8 @@ import dpscale
 SKIPPED = {
     "dpscale.__main__": "a script: importing it runs the command line",
     "dpscale.measure.worker": "one rank of a measured run, started by torchrun",
-    # being restructured; covered once issue 14's definitions land
-    "dpscale.batch": "being restructured",
-    "dpscale.pipeline": "being restructured",
-    "dpscale.plan": "being restructured",
-    "dpscale.scaling": "being restructured",
-    "dpscale.inputs": "being restructured",
-    "dpscale.predict.inputs": "being restructured",
 }
-SKIPPED_PACKAGES = ("dpscale.cli", "dpscale.web")  # being restructured; covered once issue 14's definitions land
+SKIPPED_PACKAGES: tuple[str, ...] = ()
 
 
 def _module_names() -> list[str]:

@@ -30,6 +30,7 @@ __all__ = [
     "PLAN",
     "DeadlinePlan",
     "EfficiencyCurve",
+    "constant",
     "Plan",
     "PlanResult",
     "devices_for_deadline",

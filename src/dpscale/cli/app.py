@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+__all__ = ["app"]
+
 app = typer.Typer(
     name="dpscale",
     help="How fast will a data-parallel job really run, and why not faster?",

@@ -22,6 +22,19 @@ from dpscale.format import (
 )
 from dpscale.i18n import Lang, translation
 
+__all__ = [
+    "print_batch",
+    "print_bubble",
+    "print_deadline",
+    "print_fit",
+    "print_measurements",
+    "print_plan",
+    "print_prediction",
+    "print_probe",
+    "print_rows",
+    "print_scaling",
+]
+
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
     from dpscale.fit import Fit

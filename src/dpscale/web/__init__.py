@@ -1,1 +1,3 @@
 """The web calculator; needs the ``web`` extra (FastAPI, Jinja2, uvicorn)."""
+
+__all__: list[str] = []

@@ -33,7 +33,7 @@ from dpscale.web.schemas import (
 )
 from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
 
-__all__ = ["router"]
+__all__ = ["api_fit", "api_scaling", "router"]
 
 router = APIRouter()
 

@@ -32,7 +32,7 @@ from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
 from dpscale.web.security import MAX_SIZES
 
-__all__ = ["CALCULATORS", "Calculator", "Field", "Form", "read_form"]
+__all__ = ["CALCULATORS", "Calculator", "Field", "Form", "PredictResult", "fields_of", "read_form", "translate_values"]
 
 # A parser of dpscale.parse: (text, lang, *, field) -> value, raising InvalidInput naming the field.
 Reader = Callable[..., Any]
