@@ -24,7 +24,7 @@ from typing import Any, Literal, cast, get_args
 
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
-from dpscale.errors import N_, InvalidInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Input, Values
 
 __all__ = ["PIPELINE", "SCHEDULES", "Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
@@ -252,8 +252,10 @@ def schedule(stages: int, micro_batches: int, kind: Schedule | str = "1f1b") -> 
 
 def _build(values: Values) -> Bubble:
     v = PIPELINE.complete(values)
-    if (v["micro_batches"] is None) == (v["max_bubble"] is None):
-        given = "neither" if v["micro_batches"] is None else f"{v['micro_batches']} and {v['max_bubble']:g}"
+    if v["micro_batches"] is None and v["max_bubble"] is None:
+        raise MissingInput("micro_batches", N_("a number of micro-batches, or the largest bubble to allow"))
+    if v["micro_batches"] is not None and v["max_bubble"] is not None:
+        given = f"{v['micro_batches']} and {v['max_bubble']:g}"
         raise InvalidInput("micro_batches", given, N_("either micro-batches or the largest bubble, not both"))
     kind, p, chunks = v["schedule"], v["stages"], v["chunks"]
     m = v["micro_batches"]

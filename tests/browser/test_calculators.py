@@ -32,7 +32,9 @@ def test_pipeline_schedule_select_and_chart(browser: Any, server: str) -> None:
     assert "schedule=gpipe" in page.url
     page.fill("#micro_batches", "")
     page.locator("#placeholder").wait_for()
-    assert page.locator("#micro_batches-error").inner_text() == "This field is empty."
+    assert page.locator("#micro_batches-error").inner_text() == (
+        "missing; expected a number of micro-batches, or the largest bubble to allow"
+    )
     page.fill("#micro_batches", "16")
     page.locator("#bubble").filter(has_text="15.79%").wait_for()
     page.wait_for_function(
