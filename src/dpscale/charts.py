@@ -23,21 +23,37 @@ if TYPE_CHECKING:
     from dpscale.predict.model import Prediction
 
 __all__ = [
+    "SCHEDULE_FRAME",
     "fit_chart",
     "prediction_chart",
     "save_chart",
     "scaling_chart",
     "scaling_chart_points",
+    "scaling_chart_top",
     "schedule_chart",
+    "schedule_chart_height",
     "to_svg",
 ]
 
 MAX_POINTS = 256  # enough for a smooth line, few enough to render fast
 
 
+def scaling_chart_top(s: scaling.Scaling) -> int:
+    """The largest device count the scaling chart draws: about twice the cluster's."""
+    return max(2 * s.devices, 2)
+
+
+def schedule_chart_height(stages: int) -> int:
+    """The height of the schedule's plot, in pixels: a row of 34 per stage."""
+    return max(90, 34 * stages)
+
+
+SCHEDULE_FRAME = 110  # pixels the schedule chart adds around its plot: title, axis, legend
+
+
 def scaling_chart_points(s: scaling.Scaling) -> list[dict[str, Any]]:
     """Ideal and actual throughput for device counts from 1 to about 2·d (at most MAX_POINTS)."""
-    top = max(2 * s.devices, 2)
+    top = scaling_chart_top(s)
     step = max(1, -(-top // MAX_POINTS))
     counts = sorted({1, *range(step, top + 1, step), s.devices, top})
     rows = []
@@ -152,7 +168,7 @@ def schedule_chart(b: pipeline.Bubble, lang: Lang = "en") -> alt.LayerChart:
     }
     chart: alt.LayerChart = (
         altair.layer(blocks, labels)
-        .properties(width="container", height=max(90, 34 * b.stages), title=title)
+        .properties(width="container", height=schedule_chart_height(b.stages), title=title)
         .configure_view(strokeWidth=0)
     )
     return chart

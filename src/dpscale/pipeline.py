@@ -62,6 +62,11 @@ class Bubble(ShowsAsTable):
             _validate.positive("micro_batch_time", self.micro_batch_time)
 
     @property
+    def drawable(self) -> bool:
+        """Whether :func:`schedule` draws it: GPipe or 1F1B, at most MAX_DRAWN blocks."""
+        return self.schedule != "interleaved" and self.stages * self.micro_batches <= MAX_DRAWN
+
+    @property
     def _exact(self) -> Fraction:
         p, m, v = self.stages, self.micro_batches, self.chunks
         return Fraction(p - 1, v * m + p - 1)

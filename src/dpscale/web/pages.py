@@ -66,6 +66,18 @@ def _env(lang: Lang) -> Environment:
     return env
 
 
+def _chart_top(result: scaling.Scaling) -> int:
+    from dpscale.charts import scaling_chart_top
+
+    return scaling_chart_top(result)
+
+
+def _schedule_height(stages: int) -> int:
+    from dpscale.charts import SCHEDULE_FRAME, schedule_chart_height
+
+    return SCHEDULE_FRAME + schedule_chart_height(stages)
+
+
 def page_router() -> APIRouter:
     """The pages, fragments, charts and the API's docs page."""
     router = APIRouter(include_in_schema=False)
@@ -94,6 +106,8 @@ def page_router() -> APIRouter:
                 ms=lambda x: format_milliseconds(x, chosen),
                 points=lambda x: format_points(x, chosen),
                 estimate=lambda x, err: format_estimate(x, err, chosen),
+                chart_top=_chart_top,
+                schedule_height=_schedule_height,
                 lever_text=lambda name: lever_text(name, chosen),
                 version=__version__,
             )
