@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from dpscale.cli.app import app
-from dpscale.cli.definitions import command, named_as_options, read_values
+from dpscale.cli.definitions import build, command
 from dpscale.cli.options import (
     JsonOption,
     LangOption,
@@ -25,8 +25,7 @@ def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
     from dpscale.cli.render import print_batch
 
     language = lang_of(lang)
-    with named_as_options(BATCH):
-        result = BATCH.build(read_values(BATCH, given, language))
+    result = build(BATCH, given, language)
     if as_json:
         emit_json(result.to_dict())
         return
@@ -61,8 +60,7 @@ def _bubble(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str
     from dpscale.pipeline import PIPELINE
 
     language = lang_of(lang)
-    with named_as_options(PIPELINE):
-        result = PIPELINE.build(read_values(PIPELINE, given, language))
+    result = build(PIPELINE, given, language)
     if plot is not None:
         from dpscale.charts import save_chart, schedule_chart
 
@@ -94,8 +92,7 @@ def _plan(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
     from dpscale.plan import PLAN
 
     language = lang_of(lang)
-    with named_as_options(PLAN):
-        result = PLAN.build(read_values(PLAN, given, language))
+    result = build(PLAN, given, language)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -19,7 +19,7 @@ from dpscale.errors import InvalidInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
 
-__all__ = ["command", "named_as_options", "read_values"]
+__all__ = ["build", "command", "named_as_options", "read_values"]
 
 
 def _parameter(item: Input) -> inspect.Parameter:
@@ -61,6 +61,12 @@ def named_as_options(definition: Definition) -> Iterator[None]:
         if item is None:
             raise
         raise exc.renamed(item.cli_name) from None
+
+
+def build(definition: Definition, given: dict[str, Any], lang: Lang) -> Any:
+    """What ``definition`` builds from the options given, read in ``lang``; errors name the options."""
+    with named_as_options(definition):
+        return definition.build(read_values(definition, given, lang))
 
 
 def command(

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
@@ -125,7 +125,7 @@ def _endpoint(
         return answer(definition.build(values))
 
     async def quick(**values: Any) -> dict[str, Any]:
-        return answer(definition.build(values))
+        return endpoint(**values)
 
     if not costly:
         endpoint = quick  # type: ignore[assignment]
@@ -136,34 +136,24 @@ def _endpoint(
     return endpoint
 
 
-router.add_api_route(
-    "/api/v1/batch",
-    _endpoint(batch.BATCH, lambda result: result.to_dict(), costly=False),
-    methods=["GET"],
-    response_model=BatchOut,
-    responses=bad_input,
-    summary="Effective batch size",
-)
-
-
-router.add_api_route(
-    "/api/v1/pipeline",
-    _endpoint(pipeline.PIPELINE, lambda result: result.to_dict(), costly=False),
-    methods=["GET"],
-    response_model=BubbleOut,
-    responses=bad_input,
-    summary="Pipeline bubble",
-)
-
-
-router.add_api_route(
-    "/api/v1/plan",
-    _endpoint(plan.PLAN, lambda result: result.to_dict(), costly=False),
-    methods=["GET"],
-    response_model=PlanOut | DeadlineOut,
-    responses=bad_input,
-    summary="Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
-)
+CHEAP: list[tuple[Definition, type[BaseModel] | Any, str]] = [
+    (batch.BATCH, BatchOut, "Effective batch size"),
+    (pipeline.PIPELINE, BubbleOut, "Pipeline bubble"),
+    (
+        plan.PLAN,
+        PlanOut | DeadlineOut,
+        "Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
+    ),
+]
+for definition, shape, summary in CHEAP:  # answered as the core's result says itself
+    router.add_api_route(
+        f"/api/v1/{definition.name}",
+        _endpoint(definition, lambda result: result.to_dict(), costly=False),
+        methods=["GET"],
+        response_model=shape,
+        responses=bad_input,
+        summary=summary,
+    )
 
 
 def _prediction(request: predict_inputs.Request) -> dict[str, Any]:
