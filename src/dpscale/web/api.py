@@ -121,15 +121,13 @@ def _endpoint(
     one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
-    def endpoint(**values: Any) -> dict[str, Any]:
+    def compute(**values: Any) -> dict[str, Any]:
         return answer(definition.build(values))
 
     async def quick(**values: Any) -> dict[str, Any]:
-        return endpoint(**values)
+        return compute(**values)
 
-    if not costly:
-        endpoint = quick  # type: ignore[assignment]
-
+    endpoint: Callable[..., Any] = compute if costly else quick
     parameters = [_parameter(item) for item in definition.on("api")]
     endpoint.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     endpoint.__name__ = f"api_{definition.name}"
