@@ -6,12 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dpscale import _validate
+
 __all__ = [
-    "MAX_COUNT",
     "MAX_DEVICES",
-    "MAX_SECONDS",
     "MAX_THROUGHPUT",
-    "MAX_WORK",
     "MIN_POSITIVE",
     "BatchOut",
     "BubbleOut",
@@ -28,14 +27,12 @@ __all__ = [
     "StepTimeOut",
 ]
 
-# Bounds the API states in its schema, so that every schema-valid request gets an answer
-# (far beyond any real cluster: a million devices, 10¹² samples/s each).
-MAX_DEVICES = 10**6
+# Bounds the API states in its schema, so that every schema-valid request gets an answer: the
+# core's own bound on device counts (a billion), 10¹² samples/s per device. The calculators made
+# from a definition (dpscale.inputs) take theirs from it.
+MAX_DEVICES = _validate.MAX_DEVICES
 MAX_THROUGHPUT = 1e12
 MIN_POSITIVE = 1e-6  # throughputs and efficiencies: so that d·v·E never underflows to 0
-MAX_COUNT = 10**6  # micro-batch sizes, accumulation steps, stages, micro-batches, sequence lengths
-MAX_WORK = 1e18  # samples or tokens: a thousand times today's largest token budgets
-MAX_SECONDS = 1e10  # about 300 years
 
 
 class ScalingOut(BaseModel):
