@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 EfficiencyCurve = Callable[[int], float]
-MAX_DEVICES = 10**6
+LARGEST_SEARCHED = 10**6  # the largest cluster a deadline search tries: a million devices
 SECONDS_PER_HOUR = 3600
 
 
@@ -171,7 +171,7 @@ def devices_for_deadline(
     watts_per_device: float | None = None,
     currency: str = "USD",
     unit: str = "samples/s",
-    max_devices: int = MAX_DEVICES,
+    max_devices: int = LARGEST_SEARCHED,
 ) -> DeadlinePlan:
     """The fewest whole devices d with W / (d·v·E(d)) ≤ deadline, and the trade-off around it.
 
