@@ -280,6 +280,14 @@ def _build(values: Values) -> PlanResult:
     return PlanResult(result, found, v["devices"] is not None)
 
 
+def _money(name: str, help_text: str, option: str, label: str, example_fr: str) -> Input:
+    """An optional positive amount per device (a price, a power) that the run's totals multiply."""
+    example = (example_fr, example_fr.replace(",", "."))
+    return Input(
+        name, "number", help_text, low=1e-12, high=1e6, option=option, label=label, example=example, group="money"
+    )
+
+
 PLAN = Definition(
     "plan",
     (
@@ -371,17 +379,7 @@ PLAN = Definition(
             option="--fit",
             edges=("cli",),
         ),
-        Input(
-            "price_per_device_hour",
-            "number",
-            "Price of one device-hour.",
-            low=1e-12,
-            high=1e6,
-            option="--price",
-            label=N_("Price of one device-hour"),
-            example=("2,5", "2.5"),
-            group="money",
-        ),
+        _money("price_per_device_hour", "Price of one device-hour.", "--price", N_("Price of one device-hour"), "2,5"),
         Input(
             "currency",
             "text",
@@ -391,16 +389,8 @@ PLAN = Definition(
             example=("EUR", "USD"),
             group="money",
         ),
-        Input(
-            "watts_per_device",
-            "number",
-            "Power of one device, for the energy.",
-            low=1e-12,
-            high=1e6,
-            option="--watts",
-            label=N_("Power of one device (W)"),
-            example=("400", "400"),
-            group="money",
+        _money(
+            "watts_per_device", "Power of one device, for the energy.", "--watts", N_("Power of one device (W)"), "400"
         ),
     ),
     _build,
