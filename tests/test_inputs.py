@@ -145,3 +145,11 @@ def test_an_input_added_to_a_definition_appears_on_the_cli(capsys: pytest.Captur
     demo(["--layers", "48", "-d", "8", "-v", "1", "-b", "1", "-p", "1M"], standalone_mode=False)
     assert seen["layers"] == 48
     assert seen["grad_bytes"] == 4.0  # the default, from the definition
+
+
+def test_a_bound_is_said_about_the_text_as_typed_and_in_percent_for_a_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["predict", "-d", "8", "-v", "1", "-b", "1", "-p", "1M", "--intra", "nvlink3", "--jitter", "60%"])
+    assert capsys.readouterr().err == "error: jitter: got '60%'; expected a value from 0% to 50%\n"

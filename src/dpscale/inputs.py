@@ -93,7 +93,9 @@ class Input:
 
     @property
     def help_accepted(self) -> str:
-        return self.help.rstrip(".")
+        """The help as what a missing value should have been: "device counts: 8,16,64 or …"."""
+        text = self.help.rstrip(".")
+        return text[0].lower() + text[1:] if text[1:2].islower() else text
 
     def check(self, value: Any) -> Any:
         """``value`` if within the bounds and choices (each element of a list), else InvalidInput."""
@@ -105,12 +107,9 @@ class Input:
             return value
         for number in value if isinstance(value, list | tuple) else [value]:
             if not (self.low is None or number >= self.low) or not (self.high is None or number <= self.high):
-                raise InvalidInput(
-                    self.name,
-                    value,
-                    N_("a value from %(low)s to %(high)s"),
-                    params={"low": _g(self.low), "high": _g(self.high)},
-                )
+                show = _percent if self.kind in ("fraction", "variation") else _g
+                bounds = {"low": show(self.low), "high": show(self.high)}
+                raise InvalidInput(self.name, value, N_("a value from %(low)s to %(high)s"), params=bounds)
         return value
 
 
@@ -149,3 +148,7 @@ class Definition:
 
 def _g(bound: float | None) -> str:
     return "any" if bound is None else f"{bound:g}"
+
+
+def _percent(bound: float | None) -> str:
+    return "any" if bound is None else f"{bound * 100:g}%"

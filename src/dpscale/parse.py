@@ -321,7 +321,11 @@ def read_input(item: Input, text: str, lang: Lang) -> Any:
         from dpscale.fit import read_points
 
         return read_points(text, read_number=number_reader(lang))
-    return _READERS[item.kind](text, lang, field=item.name)
+    value = _READERS[item.kind](text, lang, field=item.name)
+    try:
+        return item.check(value)  # within its bounds, said about the text as typed
+    except InvalidInput as exc:
+        raise exc.as_given(item.name, text) from None
 
 
 _READERS: dict[str, Callable[..., Any]] = {
