@@ -357,7 +357,7 @@ PLAN = Definition(
             default="samples/s",
             short="-u",
             label=N_("unit"),
-            example=("samples/s", "samples/s"),
+            example=("échantillons/s", "samples/s"),
             group="cluster",
         ),
         Input(

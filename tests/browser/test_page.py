@@ -28,11 +28,11 @@ def new_page(browser: Any, **options: Any) -> Any:
 def test_seed_numbers_in_french_and_live_update_without_reload(browser: Any, server: str) -> None:
     page = new_page(browser, locale="fr-FR")
     page.goto(server + "/")
-    assert page.locator("#actual").inner_text() == f"115{NNBSP}200 samples/s"
+    assert page.locator("#actual").inner_text() == f"115{NNBSP}200 échantillons/s"
     page.evaluate("window.__sameDocument = true")
     page.fill("#devices", "128")
     page.locator("#actual").filter(has_text="230").wait_for()
-    assert page.locator("#actual").inner_text() == f"230{NNBSP}400 samples/s"
+    assert page.locator("#actual").inner_text() == f"230{NNBSP}400 échantillons/s"
     assert page.locator("#speedup").inner_text() == f"115,2{NBSP}×"
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert "devices=128" in page.url  # the URL holds the inputs

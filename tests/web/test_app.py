@@ -30,10 +30,10 @@ def test_home_is_french_with_the_seed_example(client: TestClient) -> None:
     assert r.headers["content-language"] == "fr"
     assert '<html lang="fr">' in r.text
     assert "<h1>Mise à l'échelle en parallélisme de données</h1>" in r.text
-    assert text_of(r.text, "ideal") == f"128{NNBSP}000 samples/s"
-    assert text_of(r.text, "actual") == f"115{NNBSP}200 samples/s"
+    assert text_of(r.text, "ideal") == f"128{NNBSP}000 échantillons/s"
+    assert text_of(r.text, "actual") == f"115{NNBSP}200 échantillons/s"
     assert text_of(r.text, "speedup") == f"57,6{NBSP}×"
-    assert text_of(r.text, "lost") == f"12{NNBSP}800 samples/s"
+    assert text_of(r.text, "lost") == f"12{NNBSP}800 échantillons/s"
     assert 'value="2 000"' in r.text
     assert 'value="90 %"' in r.text
     assert "<math" in r.text

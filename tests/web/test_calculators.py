@@ -403,3 +403,32 @@ def test_fit_chart_refuses_sizes_past_a_billion(client: TestClient) -> None:
     assert r.status_code == 422
     assert r.json()["errors"][0]["field"] == "at"
     assert client.get("/chart/fit.svg", params={**query, "at": "1e9"}).status_code == 200
+
+
+def test_the_unit_speaks_the_page_language_and_follows_the_switch(client: TestClient) -> None:
+    french = client.get("/", params={"lang": "fr"})
+    assert text_of(french.text, "actual").endswith("échantillons/s")
+    switched = client.get(
+        "/",
+        params={
+            "lang": "en",
+            "from": "fr",
+            "devices": "64",
+            "per_device_throughput": "2 000",
+            "efficiency": "90 %",
+            "unit": "échantillons/s",
+        },
+    )
+    assert text_of(switched.text, "actual") == "115,200 samples/s"  # untouched: the English page's own
+    typed = client.get(
+        "/",
+        params={
+            "lang": "en",
+            "from": "fr",
+            "devices": "64",
+            "per_device_throughput": "2 000",
+            "efficiency": "90 %",
+            "unit": "tokens/s",
+        },
+    )
+    assert text_of(typed.text, "actual") == "115,200 tokens/s"  # typed: kept

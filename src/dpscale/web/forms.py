@@ -150,6 +150,9 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
     out = dict(values)
     for name, field in calc.fields.items():
         show = field.show or _SHOW.get(field.read)
+        if show is None and values[name] == field.example(source):  # an untouched text: the other's own
+            out[name] = field.example(target)  # (échantillons/s on the French page, samples/s on the English)
+            continue
         if show is None or not values[name].strip():
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
@@ -237,7 +240,7 @@ CALCULATORS: dict[str, Calculator] = {
             "devices": Field(parse_count, "64", "64"),
             "per_device_throughput": Field(parse_number, "2 000", "2,000"),
             "efficiency": Field(parse_efficiency, "90 %", "90%"),
-            "unit": Field(_text, "samples/s", "samples/s", required=False),
+            "unit": Field(_text, "échantillons/s", "samples/s", required=False),
         },
         _scaling,
     ),
