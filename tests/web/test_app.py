@@ -51,8 +51,10 @@ def test_query_lang_wins_over_header(client: TestClient) -> None:
     assert r.headers["content-language"] == "fr"
 
 
-def test_unknown_language_falls_back_to_french(client: TestClient) -> None:
-    assert client.get("/", headers={"accept-language": "de-DE"}).headers["content-language"] == "fr"
+def test_other_languages_fall_back_to_english_and_none_to_french(client: TestClient) -> None:
+    assert client.get("/", headers={"accept-language": "de-DE,de;q=0.9"}).headers["content-language"] == "en"
+    assert client.get("/", headers={"accept-language": "es, de;q=0.5, fr;q=0.1"}).headers["content-language"] == "fr"
+    assert client.get("/", headers={"accept-language": ""}).headers["content-language"] == "fr"
 
 
 def test_inputs_in_the_query_give_results_and_a_worked_example(client: TestClient) -> None:

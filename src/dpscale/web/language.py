@@ -1,4 +1,8 @@
-"""Which language a page speaks: ?lang= first, then the browser's Accept-Language, then French."""
+"""Which language a page speaks: ?lang=, else the browser's Accept-Language, else French.
+
+A browser that asks only for other languages (German, Spanish…) gets English: its reader is
+likelier to read English, and English pages refuse ``2,500`` where French ones read 2.5.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ __all__ = ["choose_lang"]
 
 
 def choose_lang(request: Request, lang: str | None) -> Lang:
-    """?lang= first, then Accept-Language, then French (the seed's language)."""
+    """?lang= first, then Accept-Language (English for any other language), then French (the seed's)."""
     if lang in LANGUAGES:
         return lang
     header = request.headers.get("accept-language", "")
@@ -19,4 +23,6 @@ def choose_lang(request: Request, lang: str | None) -> Lang:
     chosen = negotiate_locale(preferred, list(LANGUAGES), sep="_") if preferred else None
     if chosen is None and preferred:
         chosen = negotiate_locale([p.split("_")[0] for p in preferred], list(LANGUAGES), sep="_")
-    return chosen if chosen in LANGUAGES else "fr"
+    if chosen in LANGUAGES:
+        return chosen
+    return "en" if preferred else "fr"
