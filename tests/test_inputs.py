@@ -153,3 +153,22 @@ def test_a_bound_is_said_about_the_text_as_typed_and_in_percent_for_a_share(
     with pytest.raises(SystemExit):
         main(["predict", "-d", "8", "-v", "1", "-b", "1", "-p", "1M", "--intra", "nvlink3", "--jitter", "60%"])
     assert capsys.readouterr().err == "error: jitter: got '60%'; expected a value from 0% to 50%\n"
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({**REQUIRED, "devices": "8,16"}, "devices"),  # text where the library takes a list
+        ({**REQUIRED, "devices": 8}, "devices"),
+        ({**REQUIRED, "devices": [10**5000]}, "devices"),  # the error's own text must not raise
+        ({**REQUIRED, "devices": [None]}, "devices"),
+        ({**REQUIRED, "batch": "256"}, "batch"),
+        ({**REQUIRED, "batch": [256.0]}, "batch"),
+        ({**REQUIRED, "intra": 3}, "intra"),
+    ],
+)
+def test_library_values_of_the_wrong_type_are_named_errors(values: dict[str, object], field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        PREDICT.build({"intra": "nvlink3", **values})
+    assert caught.value.field == field
+    assert len(caught.value.message) < 200

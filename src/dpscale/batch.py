@@ -144,7 +144,7 @@ def devices_for_batch(
     target = _validate.whole("target_global_batch", target_global_batch)
     b = _validate.whole("micro_batch", micro_batch)
     k = _validate.whole("accumulation", accumulation)
-    d = max(1, -(-target // (b * k)))
+    d = _validate.device_count("target_global_batch", max(1, -(-target // (b * k))))  # a billion at most
     return BatchSolution("devices", effective_batch(b, k, d, sequence_length=sequence_length), target)
 
 
@@ -240,7 +240,7 @@ BATCH = Definition(
             default=1,
             positional=True,
             low=1,
-            high=10**9,
+            high=_validate.MAX_DEVICES,
             label=N_("Data-parallel devices"),
             example=("64", "64"),
             group="batch",

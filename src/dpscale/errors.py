@@ -173,7 +173,10 @@ def show_value(value: Any) -> str:
         return f"{'-' if value < 0 else ''}a {int(value.bit_length() * 0.30103) + 1}-digit integer"
     if isinstance(value, list | tuple | dict) and len(value) > 8:  # never build the text of a huge container
         return f"{type(value).__name__} of {len(value)} items"
-    text = str(value)
+    try:
+        text = str(value)
+    except ValueError:  # a short list holding a 5000-digit integer
+        return f"{type(value).__name__} of {len(value) if hasattr(value, '__len__') else '?'} items"
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 

@@ -14,6 +14,7 @@ light, and the web layer derives its pydantic query models from these (``dpscale
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -101,12 +102,18 @@ class Input:
         """``value`` if within the bounds and choices (each element of a list), else InvalidInput."""
         if value is None:
             return None
-        if self.choices and value not in self.choices:
+        if self.choices and (not isinstance(value, str) or value not in self.choices):
             raise InvalidInput(self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.choices)})
         if self.low is None and self.high is None:
             return value
-        for number in value if isinstance(value, list | tuple) else [value]:
-            if not (self.low is None or number >= self.low) or not (self.high is None or number <= self.high):
+        listed = self.kind == "device_list"
+        if listed != isinstance(value, list | tuple) or (listed and not value):
+            raise InvalidInput(self.name, value, N_("a list of numbers") if listed else N_("a number"))
+        for number in value if listed else [value]:
+            if isinstance(number, bool) or not isinstance(number, numbers.Real):
+                raise InvalidInput(self.name, value, N_("a number"))
+            real = float(number) if not isinstance(number, int) else number  # ints compared exactly
+            if not (self.low is None or real >= self.low) or not (self.high is None or real <= self.high):
                 show = _percent if self.kind in ("fraction", "variation") else _g
                 bounds = {"low": show(self.low), "high": show(self.high)}
                 raise InvalidInput(self.name, value, N_("a value from %(low)s to %(high)s"), params=bounds)
@@ -127,7 +134,8 @@ class Definition:
         return tuple(i for i in self.inputs if edge in i.edges)
 
     def get(self, name: str) -> Input | None:
-        return next((item for item in self.inputs if item.name == name), None)
+        """The input named ``name`` (or whose API parameter is), if any."""
+        return next((item for item in self.inputs if name in (item.name, item.api_name)), None)
 
     def complete(self, values: Values) -> dict[str, Any]:
         """``values`` with every input present, the default where one was not given, each within its bounds.

@@ -432,3 +432,43 @@ def test_the_unit_speaks_the_page_language_and_follows_the_switch(client: TestCl
         },
     )
     assert text_of(typed.text, "actual") == "115,200 tokens/s"  # typed: kept
+
+
+def test_the_switch_keeps_quantities_with_a_suffix_or_a_unit(client: TestClient) -> None:
+    # The French default 25,6M used to reach the English page as it was, and no result showed.
+    query = {
+        "lang": "en",
+        "from": "fr",
+        "devices": "1..256",
+        "per_device_throughput": "938",
+        "batch": "256",
+        "params": "25,6M",
+        "grad_bytes": "4",
+        "accumulation": "1",
+        "devices_per_node": "8",
+        "intra": "nvlink3",
+        "inter": "ib-hdr",
+        "nics": "4",
+        "jitter": "2,5 %",
+        "intra_latency": "3us",
+        "overlap": "on",
+    }
+    r = client.get("/predict", params=query)
+    assert 'value="25,600,000"' in r.text
+    assert 'value="2.5%"' in r.text
+    assert 'value="3us"' in r.text  # the same in both languages: kept as typed
+    assert 'id="placeholder"' not in r.text
+    plan = client.get(
+        "/plan",
+        params={
+            "lang": "en",
+            "from": "fr",
+            "work": "1 000",
+            "epochs": "1",
+            "devices": "8",
+            "per_device_throughput": "10",
+            "efficiency": "90 %",
+            "deadline": "1,5 j",
+        },
+    )
+    assert 'value="129,600 s"' in plan.text

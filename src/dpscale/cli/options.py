@@ -13,7 +13,6 @@ import typer
 from dpscale._validate import language as validate_lang
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang, language_from_env
-from dpscale.parse import parse_count, parse_number
 
 __all__ = [
     "JsonOption",
@@ -21,8 +20,6 @@ __all__ = [
     "emit_json",
     "lang_of",
     "one_of",
-    "optional_count",
-    "optional_number",
     "save_plot",
 ]
 
@@ -61,11 +58,3 @@ def save_plot(path: str, write: Callable[[], Path]) -> None:
             "plot", path, N_("a path that can be written (%(reason)s)"), params={"reason": exc.strerror}
         ) from exc
     print(f"chart written to {written}", file=sys.stderr)
-
-
-def optional_count(text: str | None, lang: Lang, field: str) -> int | None:
-    return None if text is None else parse_count(text, lang, field=field)
-
-
-def optional_number(text: str | None, lang: Lang, field: str) -> float | None:
-    return None if text is None else parse_number(text, lang, field=field)

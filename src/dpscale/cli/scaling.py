@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
@@ -10,7 +9,7 @@ import typer
 
 from dpscale import scaling
 from dpscale.cli.app import app
-from dpscale.cli.options import JsonOption, LangOption, lang_of, one_of, save_plot
+from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of, one_of, save_plot
 from dpscale.errors import N_, InvalidInput
 from dpscale.parse import parse_count, parse_efficiency, parse_number
 
@@ -92,7 +91,7 @@ def scale(
         save_plot(plot, lambda: save_chart(scaling_chart(solution.scaling, language), plot, lang=language))
     if as_json:
         payload = solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
-        print(json.dumps(payload, ensure_ascii=False))
+        emit_json(payload)
         return
     from dpscale.cli.render import print_scaling
 

@@ -113,11 +113,26 @@ class Calculator:
         return list(out.items())
 
 
+def _with_unit(unit: str) -> Callable[[Any, Lang], str]:
+    """A quantity written again as a plain number of its base unit (``1,5 Go/s`` → ``1,500,000,000 B/s``)."""
+
+    def show(value: Any, lang: Lang) -> str:
+        number = _show_number(value, lang)
+        return f"{number} {unit}" if unit else number
+
+    return show
+
+
 _SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
     "count": _show_count,
     "number": _show_number,
     "fraction": _show_efficiency,
     "variation": _show_efficiency,
+    "scaled_count": _with_unit(""),
+    "bandwidth": _with_unit("B/s"),
+    "bytes": _with_unit("B"),
+    "seconds": _with_unit("s"),
+    "duration": _with_unit("s"),
 }
 
 
@@ -156,8 +171,19 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
         if show is None or not values[name].strip():
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
-            out[name] = show(field.read(values[name], source, field=name), target)
+            value = field.read(values[name], source, field=name)
+            if field.spec is not None and field.spec.unit and _reads_as(field, values[name], target, value):
+                # "100Gb/s", "3us": a quantity with its unit that reads the same in both, kept as typed
+                continue
+            out[name] = show(value, target)
     return out
+
+
+def _reads_as(field: Field, text: str, lang: Lang, value: Any) -> bool:
+    try:
+        return bool(field.read(text, lang, field="") == value)
+    except InvalidInput:
+        return False
 
 
 def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
