@@ -58,7 +58,7 @@ class Input:
     kind: Kind
     help: str  # what it is, one line in English: the CLI's help, the API's description
     default: Any = None  # the value when not given; None: none (the definition's rules decide)
-    required: bool = False
+    required: bool | tuple[Edge, ...] = False  # True: everywhere; or the edges that need it (the others solve for it)
     low: float | None = None  # bounds the schema states (the core checks its own values too)
     high: float | None = None
     choices: tuple[str, ...] = ()
@@ -82,6 +82,10 @@ class Input:
         if self.default_text or self.default is None or isinstance(self.default, bool):
             return self.default_text
         return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+    def required_on(self, edge: Edge) -> bool:
+        """Whether ``edge`` must be given a value (it has no default there, and nothing solves for it)."""
+        return self.required is True or (isinstance(self.required, tuple) and edge in self.required)
 
     @property
     def cli_option(self) -> str:
@@ -140,14 +144,15 @@ class Definition:
     def complete(self, values: Values) -> dict[str, Any]:
         """``values`` with every input present, the default where one was not given, each within its bounds.
 
-        MissingInput for a required input not given; InvalidInput for a value past its bounds or
+        MissingInput for an input required everywhere and not given (one that only some edges
+        require is the definition's rules' to ask for); InvalidInput for a value past its bounds or
         not among its choices.
         """
         out: dict[str, Any] = {}
         for item in self.inputs:
             value = values.get(item.name)
             if value is None:
-                if item.required:
+                if item.required is True:
                     raise MissingInput(item.name, item.help_accepted)
                 value = item.default
             out[item.name] = item.check(value)
