@@ -95,7 +95,7 @@ def test_every_input_is_an_api_parameter_with_its_bounds(
             assert _found(parameter["schema"], "maximum") == item.high, item.name
             assert _found(parameter["schema"], "minimum") == item.low, item.name
         if item.choices:
-            assert parameter["schema"]["enum"] == list(item.choices), item.name
+            assert parameter["schema"]["enum"] == list(item.accepted), item.name
 
 
 def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:
@@ -202,7 +202,7 @@ def test_an_input_added_to_a_definition_appears_on_the_cli(capsys: pytest.Captur
     seen: dict[str, object] = {}
     extended = Definition(
         "demo",
-        (*PREDICT.inputs, Input("layers", "count", "Transformer layers.", default=32, low=1, high=10_000)),
+        (*PREDICT.inputs, Input("decoder_layers", "count", "Decoder layers.", default=32, low=1, high=10_000)),
         lambda values: seen.update(values),
     )
 
@@ -213,8 +213,8 @@ def test_an_input_added_to_a_definition_appears_on_the_cli(capsys: pytest.Captur
 
     demo = typer.Typer()
     demo.command("demo")(command(extended, run, [], "A demo."))
-    demo(["--layers", "48", "-d", "8", "-v", "1", "-b", "1", "-p", "1M"], standalone_mode=False)
-    assert seen["layers"] == 48
+    demo(["--decoder-layers", "48", "-d", "8", "-v", "1", "-b", "1", "-p", "1M"], standalone_mode=False)
+    assert seen["decoder_layers"] == 48
     assert seen["grad_bytes"] == 4.0  # the default, from the definition
 
 

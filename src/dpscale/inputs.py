@@ -28,7 +28,8 @@ __all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
 #   (25.6M, 7B), bytes (25MiB), bandwidth (bytes/s from 100Gb/s), seconds (5us), device_list
 #   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
 #   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
-#   text (a short label the core checks), measurements (the points a measurement file holds).
+#   text (a short label the core checks), measurements (the points a measurement file holds),
+#   reference (devices:throughput, one measurement of the whole cluster: a (count, number) pair).
 Kind = Literal[
     "count",
     "duration",
@@ -45,6 +46,7 @@ Kind = Literal[
     "choice",
     "switch",
     "path",
+    "reference",
 ]
 Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)
@@ -75,6 +77,12 @@ class Input:
     empty_label: str = ""  # the page's option for no choice, when the input may stay empty
     positional: bool = False  # the CLI takes it as an argument, in the definition's order
     api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
+    synonyms: tuple[tuple[str, str], ...] = ()  # other names of a choice, and the choice each one is
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """The names a choice is given by: its choices, then their synonyms."""
+        return self.choices + tuple(name for name, _ in self.synonyms)
 
     @property
     def shown_default(self) -> str:
@@ -106,8 +114,12 @@ class Input:
         """``value`` if within the bounds and choices (each element of a list), else InvalidInput."""
         if value is None:
             return None
-        if self.choices and (not isinstance(value, str) or value not in self.choices):
-            raise InvalidInput(self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.choices)})
+        if self.choices:
+            if not isinstance(value, str) or value not in self.accepted:
+                raise InvalidInput(
+                    self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.accepted)}
+                )
+            return dict(self.synonyms).get(value, value)
         if self.low is None and self.high is None:
             return value
         listed = self.kind == "device_list"

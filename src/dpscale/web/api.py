@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
 from dpscale.inputs import Definition, Input
+from dpscale.parse import read_input
 from dpscale.predict import inputs as predict_inputs
 from dpscale.web.schemas import (
     BatchOut,
@@ -65,10 +66,13 @@ def _parameter(item: Input) -> inspect.Parameter:
         )
         annotation = Annotated[list[Annotated[int, Field(ge=item.low, le=item.high)]], query]
     elif item.kind == "choice":
-        query = Query(description=description, json_schema_extra={"enum": list(item.choices)}, alias=item.api_name)
+        query = Query(description=description, json_schema_extra={"enum": list(item.accepted)}, alias=item.api_name)
         annotation = Annotated[str, query]
     elif item.kind == "switch":
         annotation = Annotated[bool, Query(description=description, alias=item.api_name)]
+    elif item.kind == "reference":  # devices:throughput, written as a program writes numbers
+        reference = Query(description=f"{description}: devices:throughput (8:7500)", alias=item.api_name)
+        annotation = Annotated[str, reference]
     elif item.kind == "text":
         text = Query(
             description=description, min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, alias=item.api_name
@@ -94,7 +98,12 @@ def _endpoint(
     one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
+    readable = [item for item in definition.on("api") if item.kind == "reference"]
+
     def compute(**values: Any) -> dict[str, Any]:
+        for item in readable:  # a pair in one parameter: read as the English page reads it
+            if values[item.name] is not None:
+                values[item.name] = read_input(item, values[item.name], "en")
         return answer(definition.build(values))
 
     async def quick(**values: Any) -> dict[str, Any]:

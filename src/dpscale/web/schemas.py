@@ -21,6 +21,7 @@ __all__ = [
     "FieldError",
     "FitIn",
     "LeverOut",
+    "MemoryOut",
     "PlanOut",
     "PointIn",
     "PredictOut",
@@ -99,6 +100,17 @@ class StepTimeOut(BaseModel):
     input_wait: float
 
 
+class MemoryOut(BaseModel):
+    """Bytes one device holds."""
+
+    parameters: float
+    gradients: float
+    optimizer_states: float
+    buffers: float
+    activations: float
+    total: float
+
+
 class PredictionRowOut(BaseModel):
     devices: int
     efficiency: float
@@ -106,6 +118,9 @@ class PredictionRowOut(BaseModel):
     speedup: float
     bottleneck: str
     step_time: StepTimeOut
+    memory_per_device: MemoryOut
+    communication_volume: float = Field(description="bytes each device sends per optimizer step")
+    fits: bool | None = Field(description="whether the device's memory holds it (null: its memory not given)")
 
 
 class LeverOut(BaseModel):
@@ -113,6 +128,7 @@ class LeverOut(BaseModel):
     description: str
     efficiency: float
     gain: float
+    fits: bool | None
 
 
 class PredictOut(BaseModel):
