@@ -161,6 +161,8 @@ _KEYS: dict[str, tuple[Callable[[Any], Any], str]] = {  # in the order dpscale w
     "time": (_TEXT, _NULLABLE),
     "efficiency": (_REAL, _KNOWN),
     "efficiency_ci": (_INTERVAL, _KNOWN),
+    "sharding": (_TEXT, _KNOWN),
+    "peak_memory": (_REAL, _KNOWN),
 }
 
 
@@ -197,6 +199,8 @@ class Measurement:
     source: str | None = None  # "meter" for a Meter's record
     efficiency: float | None = None
     efficiency_ci: tuple[float, float] | None = None
+    sharding: str | None = None  # how the copies were kept: ddp, zero2, zero3 or hybrid (PyTorch's FSDP)
+    peak_memory: float | None = None  # bytes the hungriest rank held at most (a GPU's allocator; a CPU's resident size)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -92,6 +92,9 @@ def _measure_module() -> Any:
 def measure(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node at each size: 1,2,4,8.")] = "1,2",
     workload: Annotated[str, typer.Option("--workload", "-w", help="mlp, cnn or transformer.")] = "mlp",
+    sharding: Annotated[
+        str, typer.Option("--sharding", help="ddp, or PyTorch's FSDP: zero2, zero3 (full_shard), hybrid (HSDP).")
+    ] = "ddp",
     params: Annotated[str, typer.Option("--params", "-p", help="Model size, to match your gradients: 25.6M.")] = "4M",
     batch: Annotated[str, typer.Option("--batch", "-b", help="Samples per rank per step.")] = "32",
     steps: Annotated[str, typer.Option("--steps", help="Timed steps per run.")] = "20",
@@ -108,7 +111,7 @@ def measure(
     as_json: JsonOption = False,
     lang: LangOption = None,
 ) -> None:
-    """Measure throughput and efficiency of a synthetic DDP job at each size, with torchrun.
+    """Measure throughput and efficiency of a synthetic DDP or FSDP job at each size, with torchrun.
 
     dpscale measure --nproc 1,2 --workload mlp --params 4M --batch 32 --out runs.jsonl
     """
@@ -144,6 +147,7 @@ def measure(
         "steps": parse_count(steps, language, field="steps"),
         "warmup": parse_count(warmup, language, field="warmup", minimum=0),
         "repeats": parse_count(repeats, language, field="repeats"),
+        "sharding": sharding,
     }
     progress_console = Console(stderr=True)
     with (
