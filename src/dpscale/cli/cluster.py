@@ -183,6 +183,27 @@ def measure(
     print_measurements(found, out, language)
 
 
+def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> None:
+    """``probe --import``: nccl-tests' outputs read, fitted and written as a profile; no torch, no run."""
+    from dpscale.cli.render import print_import
+    from dpscale.errors import N_
+    from dpscale.nccltests import import_logs, read_log
+    from dpscale.records import write_profile
+
+    imported = import_logs([read_log(path) for path in paths])
+    try:
+        write_profile(out, imported.profile)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidInput(
+            "out", out, N_("a file that can be written (%(reason)s)"), params={"reason": reason}
+        ) from None
+    if as_json:
+        emit_json(imported.profile.to_dict())
+        return
+    print_import(imported, out, language)
+
+
 @app.command()
 def probe(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node.")] = "2",
@@ -200,16 +221,29 @@ def probe(
     timeout: Timeout = "120s",
     as_json: JsonOption = False,
     lang: LangOption = None,
+    imports: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--import",
+            help="An nccl-tests output (all_reduce_perf, reduce_scatter_perf, all_gather_perf; text or -J JSON) "
+            "to fit instead of probing; repeat it for one run per node count.",
+        ),
+    ] = None,
 ) -> None:
     """All-reduce times over message sizes (like nccl-tests), and the α and β they imply.
 
     dpscale probe --nproc 2 --out network.json
+
+    dpscale probe --import all_reduce_1node.txt --import all_reduce_4nodes.txt --out network.json
     """
     from dpscale.cli.render import print_probe
     from dpscale.parse import parse_bytes
 
-    launcher = _measure_module()
     language = lang_of(lang)
+    if imports:
+        _import_logs(imports, out, as_json, language)
+        return
+    launcher = _measure_module()
     given = {"nproc": nproc, "max_bytes": max_bytes, "reps": reps, "timeout": timeout, "threads": threads}
     with _as_given(**given, backend=backend):
         cluster = _cluster(
