@@ -323,4 +323,4 @@ def print_import(imported: Imported, out: str, lang: Lang) -> None:
                 format_milliseconds(model, lang),
             )
     _print_table(console, checks)
-    console.print(_("Profile written to %(out)s") % {"out": out})
+    console.print(_("Profile written to %(out)s") % {"out": out}, soft_wrap=True)

@@ -31,6 +31,7 @@ __all__ = ["COLLECTIVES", "Log", "Row", "read_log"]
 
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
 MAX_RANKS = 2**20  # ranks listed in one log: past the largest clusters
+MAX_BYTES = 2**62  # one message: past any GPU's memory
 
 _RANK = re.compile(
     r"#\s*Rank\s+(\d{1,7})\s+Group\s+(\d{1,7})\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)"
@@ -76,14 +77,15 @@ def read_log(path: str | Path) -> Log:
     with _files.open_text(
         path, field="import", most=_files.MAX_FILE_BYTES, missing=_EXPECTED_LOG, unreadable=_READABLE
     ) as stream:
+        head = stream.read(_files.MAX_LINE).lstrip("\ufeff \t\r\n")
+        stream.seek(0)
+        if head.startswith("{"):  # -J writes one line, the whole environment in it: no line bound
+            text = _files.read_text(stream, "import", name, most=_files.MAX_FILE_BYTES)
+            return _from_json(name, _files.decode_json(text, "import", name, _READABLE))
         found = _files.lines(stream, name, comments=True)
         first = next(found, None)
         if first is None:
             raise InvalidInput("import", name, _EXPECTED_LOG)
-        if first[1].lstrip().startswith("{"):
-            stream.seek(0)
-            text = _files.read_text(stream, "import", name, most=_files.MAX_FILE_BYTES)
-            return _from_json(name, _files.decode_json(text, "import", name, _READABLE))
         return _from_text(name, first, found)
 
 
@@ -166,7 +168,7 @@ def _row_of(columns: _Columns, tokens: list[str], name: str, line: int, text: st
             names=" ".join(columns.names),
         )
     size = tokens[columns.size]
-    if not size.isdigit() or len(size) > 19:
+    if not size.isdigit() or int(size) > MAX_BYTES:
         raise _at(
             name, line, text, N_("a size in bytes in column %(column)s, not %(token)s"), column="size", token=size
         )
@@ -288,6 +290,9 @@ def _from_json(name: str, data: Any) -> Log:
     for i, result in enumerate(results):
         where = f"results[{i}]."
         size = _key(result, "size", where, name, int, N_("a whole number"))
+        if not 0 <= size <= MAX_BYTES:
+            place = Message.of("%(file)s, %(key)s", file=name, key=f"{where}size")
+            raise InvalidInput(place, size, N_("a whole number of bytes, at most %(most)s"), params={"most": MAX_BYTES})
         redop = result.get("redop") if isinstance(result.get("redop"), str) else redop
         for half in ("out_of_place", "in_place"):
             body = result.get(half)
