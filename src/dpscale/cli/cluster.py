@@ -1,4 +1,4 @@
-"""Measuring a real cluster: ``dpscale measure`` and ``dpscale probe``, launched with torchrun."""
+"""Measuring a real cluster: ``dpscale measure`` and ``dpscale probe``, launched with torchrun (under srun too)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ from dpscale.parse import parse_count, parse_scaled_count
 __all__ = ["measure", "probe"]
 
 
-Nodes = Annotated[int, typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each.")]
-NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank).")]
+Nodes = Annotated[
+    int,
+    typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each [default: srun's, else 1]."),
+]
+NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank; srun's).")]
 Endpoint = Annotated[
     str | None, typer.Option("--rdzv-endpoint", help="host:port of the rendezvous, with --nnodes > 1 (torchrun's).")
 ]
@@ -45,10 +48,19 @@ def _cluster(
     local_addr: str | None = None,
     threads: str | None = None,
 ) -> Any:
-    """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds)."""
+    """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds).
+
+    Inside an srun step, nodes, this node's rank and the rendezvous come from Slurm unless given.
+    """
+    import os
+
     from dpscale.measure.launch import Launch
     from dpscale.parse import parse_duration
+    from dpscale.slurm import SlurmStep
 
+    step = SlurmStep.from_env(os.environ)
+    if step is not None and nnodes == 1 and endpoint is None:
+        nnodes, node_rank, endpoint = step.placement()
     return Launch(
         nproc_per_node=nproc,
         nnodes=nnodes,
