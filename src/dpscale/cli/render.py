@@ -311,7 +311,7 @@ def print_import(imported: Imported, out: str, lang: Lang) -> None:
                 )
     _print_table(console, table)
     checks = Table(box=box.SIMPLE, pad_edge=False, title=_("Each run given back by the model"))
-    for name in (_("File"), _("Ranks"), _("Size (bytes)"), _("Measured"), _("Model")):
+    for name in (_("File"), _("Ranks / nodes"), _("Size (bytes)"), _("Measured"), _("Model")):
         checks.add_column(name, justify="right")
     for check in imported.checks:
         for size, measured, model in (check.smallest, check.largest):

@@ -90,7 +90,8 @@ def read_log(path: str | Path) -> Log:
 
 
 def _at(name: str, line: int, text: str, accepted: str, **params: Any) -> InvalidInput:
-    return InvalidInput(_files.where(name, line), _files.excerpt(text.strip()), accepted, params=params)
+    # A table's columns are padded with spaces: shown once each, the excerpt reaches further.
+    return InvalidInput(_files.where(name, line), _files.excerpt(" ".join(text.split())), accepted, params=params)
 
 
 class _Ranks:
