@@ -9,6 +9,7 @@ line fits them exactly.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -329,3 +330,21 @@ def test_import_needs_no_torch(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["source"] == "nccl-tests"
+
+
+def test_one_size_is_not_enough_to_fit(tmp_path: Path) -> None:
+    # nccl-tests' defaults (-b 32M -e 32M) time a single size: no line through one point.
+    with pytest.raises(InvalidInput, match="several sizes"):
+        import_logs([read_log(write(tmp_path, HEADER + ROW))])
+
+
+def test_a_log_read_from_a_pipe(tmp_path: Path) -> None:
+    # dpscale probe --import <(ssh node cat log): a stream that cannot be read twice.
+    fifo = tmp_path / "all_reduce.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat {ONE_NODE} > {fifo}"])
+    try:
+        log = read_log(fifo)
+    finally:
+        writer.wait(timeout=30)
+    assert (log.collective, log.ranks, len(log.rows)) == ("all_reduce", 8, 62)

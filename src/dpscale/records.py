@@ -369,10 +369,11 @@ def _collectives(data: Any) -> dict[str, tuple[ProbedLink | None, ProbedLink | N
         return {}
     if not isinstance(data, Mapping) or not all(isinstance(v, Mapping) for v in data.values()):
         raise InvalidInput("collectives", data, JSON_TYPE, params={"type": "object"})
-    return {
-        str(name): tuple(None if tiers.get(t) is None else ProbedLink.from_dict(tiers[t]) for t in _TIERS)  # type: ignore[misc]
-        for name, tiers in data.items()
-    }
+
+    def tier(tiers: Mapping[str, Any], key: str) -> ProbedLink | None:
+        return None if tiers.get(key) is None else ProbedLink.from_dict(tiers[key])
+
+    return {str(name): (tier(tiers, "intra"), tier(tiers, "inter")) for name, tiers in data.items()}
 
 
 def write_profile(path: str | Path, profile: NetworkProfile) -> None:

@@ -138,6 +138,12 @@ def _fit(logs: Sequence[Log], intra: Any, per_host: int) -> ProbedLink:
         for terms in [_terms(log.collective, log.ranks, log.hosts, per_host if log.hosts > 1 else log.ranks, intra)]
         for row in log.rows
     ]
+    if len({p.size for p in points}) < 2:  # nccl-tests' default, -b 32M -e 32M, times one size
+        raise InvalidInput(
+            "import",
+            ", ".join(PurePath(log.name).name for log in logs),
+            N_("runs over several sizes (-b and -e apart, such as -b 8 -e 1G -f 2)"),
+        )
     fastest = min(p.seconds for p in points)
     small = [p for p in points if p.seconds <= LATENCY_SPAN * fastest]
     best = max(p.size / p.seconds for p in points)
@@ -151,7 +157,7 @@ def _fit(logs: Sequence[Log], intra: Any, per_host: int) -> ProbedLink:
     if beta is None:
         raise InvalidInput(
             "import",
-            ", ".join(log.name for log in logs),
+            ", ".join(PurePath(log.name).name for log in logs),
             N_("times that grow with the message size (the largest sizes must take longer than the smallest)"),
         )
     return ProbedLink(bandwidth=1 / beta, latency=alpha)

@@ -16,6 +16,7 @@ the line (or, in JSON, the key) and what was expected there.
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -77,16 +78,16 @@ def read_log(path: str | Path) -> Log:
     with _files.open_text(
         path, field="import", most=_files.MAX_FILE_BYTES, missing=_EXPECTED_LOG, unreadable=_READABLE
     ) as stream:
-        head = stream.read(_files.MAX_LINE).lstrip("\ufeff \t\r\n")
-        stream.seek(0)
-        if head.startswith("{"):  # -J writes one line, the whole environment in it: no line bound
-            text = _files.read_text(stream, "import", name, most=_files.MAX_FILE_BYTES)
-            return _from_json(name, _files.decode_json(text, "import", name, _READABLE))
-        found = _files.lines(stream, name, comments=True)
-        first = next(found, None)
-        if first is None:
-            raise InvalidInput("import", name, _EXPECTED_LOG)
-        return _from_text(name, first, found)
+        # Read once, within the bound (a pipe such as <(ssh node cat log) cannot be read twice).
+        raw = stream.read(_files.MAX_FILE_BYTES + 1)
+    if raw.lstrip("\ufeff \t\r\n").startswith("{"):  # -J writes one line, the environment in it
+        text = _files.read_text(io.StringIO(raw), "import", name, most=_files.MAX_FILE_BYTES)
+        return _from_json(name, _files.decode_json(text, "import", name, _READABLE))
+    found = _files.lines(io.StringIO(raw), name, comments=True)
+    first = next(found, None)
+    if first is None:
+        raise InvalidInput("import", name, _EXPECTED_LOG)
+    return _from_text(name, first, found)
 
 
 def _at(name: str, line: int, text: str, accepted: str, **params: Any) -> InvalidInput:
