@@ -348,3 +348,11 @@ def test_a_log_read_from_a_pipe(tmp_path: Path) -> None:
     finally:
         writer.wait(timeout=30)
     assert (log.collective, log.ranks, len(log.rows)) == ("all_reduce", 8, 62)
+
+
+@pytest.mark.parametrize("label", ["0: ", "[1,0]<stdout>:"])
+def test_lines_labelled_by_srun_or_mpirun(tmp_path: Path, label: str) -> None:
+    # srun -l and mpirun --tag-output put the task before every line.
+    text = "".join(label + line + "\n" for line in ONE_NODE.read_text(encoding="utf-8").splitlines())
+    log = read_log(write(tmp_path, text))
+    assert (log.collective, log.ranks, len(log.rows)) == ("all_reduce", 8, 62)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.slurm import MAX_HOSTS, SlurmStep, expand_nodelist
@@ -156,3 +158,13 @@ def test_cli_under_srun_with_a_task_per_gpu_is_one_line_exit_2(
         assert err.count("\n") == 1
         assert "SLURM_NTASKS" in err
         assert "one task per node" in err
+
+
+@given(st.text(alphabet="ab01-9[],. x", max_size=60))
+def test_any_text_expands_or_is_refused_within_bounds(text: str) -> None:
+    try:
+        hosts = expand_nodelist(text)
+    except InvalidInput:
+        return
+    assert 1 <= len(hosts) <= MAX_HOSTS
+    assert all(host and "[" not in host and "," not in host for host in hosts)

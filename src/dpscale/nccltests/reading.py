@@ -38,6 +38,8 @@ _RANK = re.compile(
     r"#\s*Rank\s+(\d{1,7})\s+Group\s+(\d{1,7})\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)"
 )
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
+# srun -l prefixes each line with its task ("0: "), OpenMPI's --tag-output with "[1,0]<stdout>:".
+_LABEL = re.compile(r"\s*(?:\d{1,7}:|\[\d{1,7},\d{1,7}\]<std(?:out|err)>:)\s?")
 _STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
 _TIMES = ("time", "cputime")
 _EXPECTED_LOG = N_("the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf (nccl-tests)")
@@ -190,7 +192,8 @@ def _from_text(name: str, first: tuple[int, str], rest: Iterator[tuple[int, str]
     columns: _Columns | None = None
     redop: str | None = None
     rows: list[Row] = []
-    for number, text in _chain(first, rest):
+    for number, line in _chain(first, rest):
+        text = _LABEL.sub("", line, count=1) if _LABEL.match(line) else line
         stripped = text.strip()
         if stripped.startswith("#"):
             if rows and "Using devices" in stripped:
