@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpscale.cli import main
 from dpscale.errors import InvalidInput
@@ -356,3 +358,46 @@ def test_lines_labelled_by_srun_or_mpirun(tmp_path: Path, label: str) -> None:
     text = "".join(label + line + "\n" for line in ONE_NODE.read_text(encoding="utf-8").splitlines())
     log = read_log(write(tmp_path, text))
     assert (log.collective, log.ranks, len(log.rows)) == ("all_reduce", 8, 62)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "#  size  count  type  time  algbw  busbw\n",  # no #wrong after busbw
+        "#  size  count  type  time\n",
+        "#  size  algbw  busbw  time\n",
+    ],
+)
+def test_a_header_without_its_columns_is_not_a_table(tmp_path: Path, header: str) -> None:
+    text = HEADER.splitlines(keepends=True)
+    body = "".join(text[:6]) + header + "0: \n" + "    1048576    262144    float    50.00    20.97    36.70\n"
+    with pytest.raises(InvalidInput, match="all_reduce_perf, reduce_scatter_perf or all_gather_perf"):
+        read_log(write(tmp_path, body))
+
+
+LINES = ONE_NODE.read_text(encoding="utf-8").splitlines()
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(LINES),
+            st.sampled_from(LINES).map(lambda line: line[: len(line) // 2]),
+            st.text(alphabet='# 0123456789.e+-N/Aabcdeimnprstuwz:[]{}"', max_size=80),
+        ),
+        max_size=40,
+    )
+)
+def test_any_mix_of_log_lines_is_read_or_refused(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "all_reduce_perf.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        log = read_log(path)
+    except InvalidInput:
+        return
+    assert log.ranks >= 2
+    assert all(row.seconds > 0 and row.bytes > 0 for row in log.rows)
+    try:
+        import_logs([log])
+    except InvalidInput:
+        return

@@ -112,7 +112,7 @@ class _Ranks:
             )
         self.hosts[rank] = host
         self.groups[rank] = group
-        self.device = self.device or (device.strip() or None)
+        self.device = self.device or (_files.excerpt(device.strip()) or None)  # a name, not a page of text
 
     def shape(self, name: str) -> tuple[int, int, int]:
         """Ranks of one collective, hosts and devices per host (NCCL_TESTS_SPLIT's groups each run their own)."""
@@ -129,7 +129,7 @@ class _Ranks:
                 "import",
                 name,
                 N_("the same number of ranks on every host (found %(counts)s)"),
-                params={"counts": ", ".join(f"{h}: {c}" for h, c in list(per_host.items())[:8])},
+                params={"counts": _files.excerpt(", ".join(f"{h}: {c}" for h, c in list(per_host.items())[:8]))},
             )
         if len(mine) < 2:
             raise InvalidInput("import", name, N_("a run over at least 2 ranks (a collective needs company)"))
@@ -141,18 +141,22 @@ class _Columns:
 
     def __init__(self, names: Sequence[str]) -> None:
         self.names = [n for n in names if n != "timestamp"]  # a timestamp is printed last, as two words
-        times = [i for i, n in enumerate(self.names) if n in _TIMES]
         self.size = self.names.index("size")
         self.redop = self.names.index("redop") if "redop" in self.names else None
-        self.halves = [(i, i + 1, i + 2, i + 3) for i in times[:2]]  # time, algbw, busbw, #wrong
+        self.halves = [  # time, algbw, busbw and #wrong, out-of-place then in-place
+            (i, i + 1, i + 2, i + 3)
+            for i, n in enumerate(self.names[:-3])
+            if n in _TIMES and self.names[i + 1 : i + 3] == ["algbw", "busbw"]
+        ][:2]
 
     @classmethod
     def of(cls, text: str) -> _Columns | None:
+        """The columns of a header line; None for any other line."""
         names = text.lstrip("#").split()
-        needed = {"size", "algbw", "busbw"}
-        if needed <= set(names) and any(n in _TIMES for n in names):
-            return cls(names)
-        return None
+        if "size" not in names:
+            return None
+        columns = cls(names)
+        return columns if columns.halves else None
 
 
 def _number(token: str, name: str, line: int, text: str, column: str) -> float:
@@ -210,7 +214,7 @@ def _from_text(name: str, first: tuple[int, str], rest: Iterator[tuple[int, str]
             columns = _Columns.of(stripped) or columns
             continue
         tokens = stripped.split()
-        if columns is None or not tokens[0].isdigit():
+        if columns is None or not tokens or not tokens[0].isdigit():
             continue  # NCCL's, MPI's or the shell's own lines
         before = len(rows)
         rows.extend(_row_of(columns, tokens, name, number, text))
