@@ -65,6 +65,11 @@ def _algorithms(collective: str) -> tuple[str, ...]:
     return ("auto",) if collective == "all_reduce" else ("ring", "hierarchical")
 
 
+def _share(collective: str) -> float:
+    """A reduce-scatter or an all-gather is half of the all-reduce made of both."""
+    return 1.0 if collective == "all_reduce" else 0.5
+
+
 def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
     return {"intra": intra} if hosts == 1 else {"intra": intra, "inter": inter, "per_node": per_host}
 
@@ -73,17 +78,15 @@ def _terms(collective: str, ranks: int, hosts: int, per_host: int, intra: Any) -
     """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts)."""
     from dpscale.predict.collectives import Link, candidates
 
-    one, two = Link(1 / _B1, _A1), Link(1 / _B2, _A2)
-    share = 1.0 if collective == "all_reduce" else 0.5
+    def priced(link: Any, algorithm: str) -> list[Any]:
+        links = _links(link, None, 1, per_host) if hosts == 1 else _links(intra, link, hosts, per_host)
+        return candidates(ranks, algorithm=algorithm, **links)
+
+    share = _share(collective)
     found: list[Terms] = []
     for algorithm in _algorithms(collective):
-        if hosts == 1:
-            first = candidates(ranks, algorithm=algorithm, **_links(one, None, 1, per_host))
-            second = candidates(ranks, algorithm=algorithm, **_links(two, None, 1, per_host))
-        else:
-            first = candidates(ranks, algorithm=algorithm, **_links(intra, one, hosts, per_host))
-            second = candidates(ranks, algorithm=algorithm, **_links(intra, two, hosts, per_host))
-        for (a1, c1), (a2, c2) in zip(first, second, strict=True):
+        one, two = priced(Link(1 / _B1, _A1), algorithm), priced(Link(1 / _B2, _A2), algorithm)
+        for (a1, c1), (a2, c2) in zip(one, two, strict=True):
             qa = share * (float(a2) - float(a1)) / (_A2 - _A1)
             qc = share * (float(c2) - float(c1)) / (_B2 - _B1)
             found.append((share * float(a1) - qa * _A1, qa, share * float(c1) - qc * _B1, qc))
@@ -171,8 +174,7 @@ def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: i
     for algorithm in _algorithms(collective):
         links = _links(intra, inter, hosts, per_host) if hosts > 1 else {"intra": intra or inter}
         found.extend(candidates(ranks, algorithm=algorithm, **links))
-    share = 1.0 if collective == "all_reduce" else 0.5
-    return min(share * (float(a) + float(c) * size) for a, c in found)
+    return min(_share(collective) * (float(a) + float(c) * size) for a, c in found)
 
 
 def _link(probed: ProbedLink | None) -> Any:
