@@ -401,3 +401,19 @@ def test_any_mix_of_log_lines_is_read_or_refused(tmp_path_factory: pytest.TempPa
         import_logs([log])
     except InvalidInput:
         return
+
+
+@pytest.mark.parametrize(
+    ("collectives", "field"),
+    [
+        ("all", "collectives"),
+        ({"all_reduce": [1]}, "collectives"),
+        ({"all_reduce": {"intra": {"latency": 1}}}, "bandwidth"),
+    ],
+)
+def test_a_profile_with_bad_collectives_is_refused(collectives: object, field: str) -> None:
+    data = profile_of(ONE_NODE).to_dict()
+    data["collectives"] = collectives
+    with pytest.raises(InvalidInput) as error:
+        NetworkProfile.from_dict(data)
+    assert error.value.field == field
