@@ -177,6 +177,11 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     )
     if p.workload.input_throughput is not None:
         out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
+    out.print(_("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}, end=" ")
+    out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
+    if p.reference_devices is not None:
+        reference = {"n": format_number(p.reference_devices, lang)}
+        out.print(_("E relative to the measurement on %(n)s devices.") % reference)
     if levers:
         largest = format_number(int(p.devices.max()), lang)
         lever_table = Table(
@@ -185,9 +190,17 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
         lever_table.add_column(_("What if"), justify="left")
         lever_table.add_column(_("Efficiency"), justify="right")
         lever_table.add_column(_("Gain (points)"), justify="right")
+        if p.fits is not None:
+            lever_table.add_column(_("Fits"), justify="left")
         for lever in levers:
-            text = lever_text(lever.name, lang)
-            lever_table.add_row(text, format_percent(lever.efficiency, lang), format_points(lever.gain, lang))
+            cells = [
+                lever_text(lever.name, lang),
+                format_percent(lever.efficiency, lang),
+                format_points(lever.gain, lang),
+            ]
+            if p.fits is not None:
+                cells.append(_("yes") if lever.fits else _("no"))
+            lever_table.add_row(*cells)
         _print_table(out, lever_table)
 
 
