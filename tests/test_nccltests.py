@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from dpscale.cli import main
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
-from dpscale.predict.collectives import all_reduce_time
+from dpscale.predict.collectives import Link, all_gather_time, all_reduce_time, reduce_scatter_time
 from dpscale.predict.presets import from_profile
 from dpscale.records import NetworkProfile, write_profile
 
@@ -159,13 +159,24 @@ def test_tiers_come_from_the_runs_that_measured_them() -> None:
     assert (every.intra, every.inter) == every.collectives["all_reduce"]
 
 
-def test_reduce_scatter_is_half_a_ring_all_reduce() -> None:
-    imported = import_logs([read_log(RS)])
-    (check,) = imported.checks
-    for size, seconds, model in (check.largest, check.smallest):
+def test_reduce_scatter_and_all_gather_give_back_their_times() -> None:
+    # Through the functions predict prices sharded data parallelism with.
+    every = profile_of(ONE_NODE, TWO_NODES, RS, AG)
+    fitted = every.collectives["reduce_scatter"][0]
+    assert fitted is not None
+    node = Link(fitted.bandwidth, fitted.latency)
+    (rs,) = import_logs([read_log(RS)]).checks
+    assert rs.largest[2] == pytest.approx(float(reduce_scatter_time(rs.largest[0], 8, intra=node)))
+    for size, seconds, model in (rs.largest, rs.smallest):
         assert model == pytest.approx(seconds, rel=0.05), size
-    assert imported.profile.sizes == ()  # no all-reduce was timed
-    assert imported.profile.intra == imported.profile.collectives["reduce_scatter"][0]
+    intra = Link(every.intra.bandwidth, every.intra.latency)  # type: ignore[union-attr]
+    network = every.collectives["all_gather"][1]
+    assert network is not None
+    inter = Link(network.bandwidth, network.latency)
+    for size in (max(r.bytes for r in read_log(AG).rows), min(r.bytes for r in read_log(AG).rows)):
+        model = float(all_gather_time(size, 16, intra=intra, inter=inter, per_node=8))
+        assert model == pytest.approx(measured(AG, size), rel=0.05), size
+    assert import_logs([read_log(RS)]).profile.sizes == ()  # no all-reduce was timed
 
 
 def test_profile_round_trip_and_old_profiles_unchanged() -> None:

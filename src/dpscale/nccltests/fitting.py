@@ -2,8 +2,8 @@
 
 The model is the one ``dpscale predict`` prices with (:mod:`dpscale.predict.collectives`): for
 each algorithm NCCL may choose, a time a(n)·α + c(n)·S·β, and ``auto`` takes the fastest at each
-size. A reduce-scatter and an all-gather are each half of a ring (or hierarchical) all-reduce,
-which is a reduce-scatter followed by an all-gather; NCCL runs them as rings, never as trees.
+size (``candidates`` for an all-reduce; ``gather_candidates`` for a reduce-scatter or an
+all-gather, half of a ring or hierarchical all-reduce, as NCCL runs them on rings).
 
 **NCCL's switch between algorithms with size** is left to the model, as it is when predicting:
 the fit asks that the model's own choice at each size give back the measured time. Small
@@ -61,13 +61,12 @@ class Imported:
     checks: tuple[Check, ...]
 
 
-def _algorithms(collective: str) -> tuple[str, ...]:
-    return ("auto",) if collective == "all_reduce" else ("ring", "hierarchical")
+def _priced(collective: str, ranks: int, links: dict[str, Any]) -> list[Any]:
+    """The (a, c) terms of each algorithm the model may pick for ``collective``, as ``predict`` prices it."""
+    from dpscale.predict.collectives import candidates, gather_candidates
 
-
-def _share(collective: str) -> float:
-    """A reduce-scatter or an all-gather is half of the all-reduce made of both."""
-    return 1.0 if collective == "all_reduce" else 0.5
+    price = candidates if collective == "all_reduce" else gather_candidates
+    return price(ranks, algorithm="auto", **links)
 
 
 def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
@@ -76,20 +75,17 @@ def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
 
 def _terms(collective: str, ranks: int, hosts: int, per_host: int, intra: Any) -> list[Terms]:
     """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts)."""
-    from dpscale.predict.collectives import Link, candidates
+    from dpscale.predict.collectives import Link
 
-    def priced(link: Any, algorithm: str) -> list[Any]:
+    def priced(link: Any) -> list[Any]:
         links = _links(link, None, 1, per_host) if hosts == 1 else _links(intra, link, hosts, per_host)
-        return candidates(ranks, algorithm=algorithm, **links)
+        return _priced(collective, ranks, links)
 
-    share = _share(collective)
     found: list[Terms] = []
-    for algorithm in _algorithms(collective):
-        one, two = priced(Link(1 / _B1, _A1), algorithm), priced(Link(1 / _B2, _A2), algorithm)
-        for (a1, c1), (a2, c2) in zip(one, two, strict=True):
-            qa = share * (float(a2) - float(a1)) / (_A2 - _A1)
-            qc = share * (float(c2) - float(c1)) / (_B2 - _B1)
-            found.append((share * float(a1) - qa * _A1, qa, share * float(c1) - qc * _B1, qc))
+    for (a1, c1), (a2, c2) in zip(priced(Link(1 / _B1, _A1)), priced(Link(1 / _B2, _A2)), strict=True):
+        qa = (float(a2) - float(a1)) / (_A2 - _A1)
+        qc = (float(c2) - float(c1)) / (_B2 - _B1)
+        found.append((float(a1) - qa * _A1, qa, float(c1) - qc * _B1, qc))
     return found
 
 
@@ -167,14 +163,20 @@ def _fit(logs: Sequence[Log], intra: Any, per_host: int) -> ProbedLink:
 
 
 def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: int, intra: Any, inter: Any) -> float:
-    """The model's time for ``size`` bytes of ``collective`` over ``ranks`` ranks on ``hosts`` hosts of ``per_host``."""
-    from dpscale.predict.collectives import candidates
+    """The model's time for ``size`` bytes of ``collective`` over ``ranks`` ranks on ``hosts`` hosts of ``per_host``.
 
-    found = []
-    for algorithm in _algorithms(collective):
-        links = _links(intra, inter, hosts, per_host) if hosts > 1 else {"intra": intra or inter}
-        found.extend(candidates(ranks, algorithm=algorithm, **links))
-    return min(_share(collective) * (float(a) + float(c) * size) for a, c in found)
+    Priced by the functions ``predict`` uses: :func:`~dpscale.predict.collectives.all_reduce_time`,
+    ``reduce_scatter_time`` and ``all_gather_time``.
+    """
+    from dpscale.predict import collectives
+
+    links = _links(intra, inter, hosts, per_host) if hosts > 1 else {"intra": intra or inter}
+    timed = {
+        "all_reduce": collectives.all_reduce_time,
+        "reduce_scatter": collectives.reduce_scatter_time,
+        "all_gather": collectives.all_gather_time,
+    }[collective]
+    return float(timed(size, ranks, **links))
 
 
 def _link(probed: ProbedLink | None) -> Any:
