@@ -428,3 +428,15 @@ def test_a_profile_with_bad_collectives_is_refused(collectives: object, field: s
     with pytest.raises(InvalidInput) as error:
         NetworkProfile.from_dict(data)
     assert error.value.field == field
+
+
+def test_a_run_across_nodes_alone_gives_the_network_tier_only() -> None:
+    # Without a one-node run the node's links are taken as free: the network carries all the time.
+    alone = profile_of(TWO_NODES)
+    assert alone.intra is None
+    assert alone.inter is not None
+    with_node = profile_of(ONE_NODE, TWO_NODES).inter
+    assert with_node is not None
+    assert alone.inter.bandwidth < with_node.bandwidth  # the node's share of the time now sits on the network
+    (check,) = import_logs([read_log(TWO_NODES)]).checks
+    assert check.largest[2] == pytest.approx(check.largest[1], rel=0.03)
