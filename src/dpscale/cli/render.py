@@ -27,6 +27,7 @@ __all__ = [
     "print_bubble",
     "print_deadline",
     "print_fit",
+    "print_import",
     "print_measurements",
     "print_plan",
     "print_prediction",
@@ -38,6 +39,7 @@ __all__ = [
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
     from dpscale.fit import Fit
+    from dpscale.nccltests import Imported
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
     from dpscale.predict.model import Lever, Prediction
@@ -299,3 +301,39 @@ def print_probe(profile: Mapping[str, Any], out: str, lang: Lang) -> None:
                 "out": out,
             }
         )
+
+
+def print_import(imported: Imported, out: str, lang: Lang) -> None:
+    """The α and β fitted to nccl-tests' outputs, and how closely the model gives each run back."""
+    _ = translation(lang).gettext
+    console = _console()
+    profile = imported.profile
+    title = _("Fitted from nccl-tests") + (f" ({profile.device_name})" if profile.device_name else "")
+    table = Table(box=box.SIMPLE, pad_edge=False, title=title)
+    for name in (_("Collective"), _("Tier"), _("Latency α"), _("Bandwidth 1/β (GB/s)")):
+        table.add_column(name, justify="right")
+    tiers = {"intra": _("in a node"), "inter": _("between nodes")}
+    for collective, links in profile.collectives.items():
+        for tier, link in zip(("intra", "inter"), links, strict=True):
+            if link is not None:
+                table.add_row(
+                    collective,
+                    tiers[tier],
+                    format_milliseconds(link.latency, lang),
+                    format_number(link.bandwidth / 1e9, lang, decimals=1),
+                )
+    _print_table(console, table)
+    checks = Table(box=box.SIMPLE, pad_edge=False, title=_("Each run given back by the model"))
+    for name in (_("File"), _("Ranks / nodes"), _("Size (bytes)"), _("Measured"), _("Model")):
+        checks.add_column(name, justify="right")
+    for check in imported.checks:
+        for size, measured, model in (check.smallest, check.largest):
+            checks.add_row(
+                check.file,
+                f"{format_number(check.ranks, lang)} / {format_number(check.hosts, lang)}",
+                format_number(size, lang),
+                format_milliseconds(measured, lang),
+                format_milliseconds(model, lang),
+            )
+    _print_table(console, checks)
+    console.print(_("Profile written to %(out)s") % {"out": out}, soft_wrap=True)

@@ -1,5 +1,8 @@
 """One rank of a measured run; torchrun starts one per device (``python -m dpscale.measure.worker``).
 
+Started by srun instead (one task per device, no torchrun), it takes its rank, world size, local
+rank and rendezvous from Slurm's variables (:class:`dpscale.slurm.SlurmStep`).
+
 Two jobs: ``train`` (a synthetic workload under DDP or PyTorch's FSDP, its step times and each
 rank's peak memory gathered on rank 0) and ``probe``
 (all-reduce times over message sizes). Rank 0 writes the result as JSON to ``--result``; every
@@ -29,6 +32,7 @@ from torch import nn
 
 from dpscale.measure import _lifeline
 from dpscale.measure.workloads import build, count
+from dpscale.slurm import SlurmStep
 
 
 def _fault(rank: int, step: int | None) -> None:
@@ -208,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     _lifeline.watch()
+    if "RANK" not in os.environ:  # started by srun rather than torchrun: Slurm says who is who
+        step = SlurmStep.from_env(os.environ)
+        if step is not None:
+            os.environ.update(step.torch_env())
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
