@@ -140,43 +140,47 @@ def _replica_link(cluster: Cluster) -> Link:
 
 def sharded_terms(
     devices: Any,
-    workload: Workload,
-    cluster: Cluster,
     micro: Any,
+    params: Any,
+    grad_bytes: Any,
+    param_bytes: Any,
+    accumulation: Any,
+    layers: Any,
+    cluster: Cluster,
 ) -> tuple[Any, Any]:
     """Communication and exposed communication per optimizer step of a sharded strategy (seconds).
 
     ``micro`` is one micro-step's compute (b/v); the forward pass is a third of it, the backward
-    two thirds. Broadcasts over ``devices`` and ``micro``.
+    two thirds. Every argument but ``cluster`` broadcasts, so a grid of millions of
+    configurations is one call; inputs are not checked here (see :func:`dpscale.predict.model.predict`).
     """
     n = np.asarray(devices, dtype=np.float64)
-    w, c = workload, cluster
-    k, layers = w.accumulation, w.layers
+    c, k = cluster, accumulation
     forward, backward = (1 - BACKWARD_SHARE) * micro, BACKWARD_SHARE * micro
-    grads, weights = w.params * w.grad_bytes, w.params * w.param_bytes
+    grads, weights = np.multiply(params, grad_bytes), np.multiply(params, param_bytes)
     s = shard_group(n, c)
     per_node = c.devices_per_node if c.inter is not None else None
     found = gather_candidates(s, intra=c.intra, inter=c.inter, per_node=per_node, algorithm=c.algorithm)
     gather = _fastest(found, weights / layers)  # one piece's weights, gathered
     if c.sharding in ("zero1", "zero2"):
-        buckets = max(1.0, float(np.ceil(grads / c.bucket_bytes)))
+        buckets = np.maximum(1.0, np.ceil(grads / c.bucket_bytes))
         scatter = _fastest(found, grads / buckets)  # one bucket's gradients, reduce-scattered
         reductions = 1 if c.sharding == "zero1" else k  # zero1 keeps whole gradients until the last micro-step
         communication = layers * gather + reductions * buckets * scatter
-        hidden_behind = exposed(gather, layers, forward, c.overlap) + reductions * exposed(
-            scatter, buckets, backward, c.overlap
+        hidden_behind = exposed(gather, layers, forward, c.overlap) + np.multiply(
+            reductions, exposed(scatter, buckets, backward, c.overlap)
         )
         return communication, hidden_behind
     scatter = _fastest(found, grads / layers)
-    replicas = np.ceil(n / s)
     if c.sharding == "hybrid":
+        replicas = np.ceil(n / s)
         algorithm = "ring" if c.algorithm == "hierarchical" else c.algorithm
         across = candidates(replicas, intra=_replica_link(c), algorithm=algorithm)
         reduce = _fastest(across, grads / s / layers)  # each piece's shard, all-reduced across the groups
+        backward_piece = gather + scatter + reduce
     else:
-        reduce = 0.0 * n
-    communication = k * layers * (2 * gather + scatter + reduce)
-    per_micro = exposed(gather, layers, forward, c.overlap) + exposed(
-        gather + scatter + reduce, layers, backward, c.overlap
-    )
-    return communication, k * per_micro
+        reduce = 0.0
+        backward_piece = gather + scatter
+    communication = np.multiply(k, layers * (2 * gather + scatter + reduce))
+    per_micro = exposed(gather, layers, forward, c.overlap) + exposed(backward_piece, layers, backward, c.overlap)
+    return communication, np.multiply(k, per_micro)
