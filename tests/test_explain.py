@@ -274,3 +274,9 @@ def test_interval_arithmetic_matches_counting(
     assert covered(difference(ua, ub)) == covered(ua) - covered(ub)
     low, high = min(w), max(w)
     assert lengths_in(ua, [(low, high)]) == [len({t for t in covered(ua) if low <= t < high})]
+
+
+def test_a_notebook_shows_the_explanation_as_tables(tmp_path: Path) -> None:
+    shown = explain(write(tmp_path / "r0.json", ONE_STEP))._repr_html_()
+    assert "Slowest rank" in shown
+    assert "Exposed comm." in shown

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import difference, lengths_in
 from dpscale.explain.reading import RankTimeline
@@ -152,7 +153,7 @@ LEVERS = {
 
 
 @dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(ShowsAsTable):
     """Each rank's breakdown, the slowest rank, the efficiency the run implies, the calibration and the levers."""
 
     ranks: tuple[RankBreakdown, ...]
