@@ -280,3 +280,37 @@ def test_a_notebook_shows_the_explanation_as_tables(tmp_path: Path) -> None:
     shown = explain(write(tmp_path / "r0.json", ONE_STEP))._repr_html_()
     assert "Slowest rank" in shown
     assert "Exposed comm." in shown
+
+
+# -- the stream: the same events as json.loads, wherever the chunks end ------------------------
+
+texts = st.text(alphabet=st.sampled_from(list('ab}{,[]": \\\n\u00e9')), max_size=8)
+trace_events = st.lists(
+    st.fixed_dictionaries(
+        {"ph": st.sampled_from(["X", "M"]), "name": texts, "ts": st.floats(0, 1e6), "dur": st.integers(0, 99)},
+        optional={"args": st.dictionaries(texts, st.one_of(texts, st.integers(), st.lists(st.integers(), max_size=3)))},
+    ),
+    max_size=12,
+)
+
+
+@given(trace_events, st.sampled_from([None, 0, 2]), st.sampled_from([1, 7, 64, 4096]), st.booleans())
+def test_the_stream_reads_what_json_reads(events: list[Any], indent: int | None, chunk: int, bare: bool) -> None:
+    import io
+
+    from dpscale.explain import stream
+
+    document: Any = events if bare else {"schemaVersion": 1, "traceEvents": events, "traceName": "x"}
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    kept: list[tuple[str, Any]] = []
+    original = stream.CHUNK
+    stream.CHUNK = chunk  # chunks end anywhere: inside strings, numbers, between events
+    try:
+        found = [
+            e for batch in stream.events(io.StringIO(text), 10**6, lambda k, v: kept.append((k, v))) for e in batch
+        ]
+    finally:
+        stream.CHUNK = original
+    assert found == events
+    if not bare:
+        assert kept == [("schemaVersion", 1), ("traceEvents", None), ("traceName", "x")]

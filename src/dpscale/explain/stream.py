@@ -18,7 +18,7 @@ from dpscale.i18n import Message
 __all__ = ["CHUNK", "MAX_VALUE", "Malformed", "events"]
 
 CHUNK = 4 * 2**20  # characters read at a time
-MAX_VALUE = 64 * 2**20  # characters of one event or one other top-level value: far more than any profiler writes
+MAX_VALUE = 16 * 2**20  # characters of one event or other top-level value: far more than a profiler writes
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NEXT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(?=\{)")  # between two objects of an array
@@ -84,7 +84,13 @@ class _Reader:
                 self.pos = end
                 return found
             if len(self.text) - self.pos > MAX_VALUE:
-                raise Malformed(Message.of("values of at most %(most)s characters", most=MAX_VALUE))
+                raise Malformed(
+                    Message.of(
+                        "not JSON, or a value of more than %(most)s characters (at character %(at)s)",
+                        most=MAX_VALUE,
+                        at=self.where(),
+                    )
+                )
             if not self.more():
                 if end >= 0:
                     self.pos = end
