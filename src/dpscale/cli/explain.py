@@ -16,7 +16,10 @@ __all__ = ["explain"]
 def explain(
     traces: Annotated[
         list[str],
-        typer.Argument(help="Profiler traces (Chrome trace JSON, plain or .gz), one per rank, or folders of them."),
+        typer.Argument(
+            help="Profiler traces (Chrome trace JSON, plain or .gz), one per rank, or folders of them.",
+            metavar="TRACE",
+        ),
     ],
     as_json: JsonOption = False,
     lang: LangOption = None,
