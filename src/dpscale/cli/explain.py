@@ -18,7 +18,7 @@ def explain(
         list[str],
         typer.Argument(
             help="Profiler traces (Chrome trace JSON, plain or .gz), one per rank, or folders of them.",
-            metavar="TRACE",
+            metavar="TRACE...",
         ),
     ],
     as_json: JsonOption = False,
