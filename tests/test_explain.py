@@ -248,11 +248,17 @@ def test_missing_files_and_empty_folders(tmp_path: Path) -> None:
         explain([])
 
 
-def test_a_folder_is_read_in_name_order(tmp_path: Path) -> None:
-    write(tmp_path / "r1.json", ONE_STEP, rank=1, world=2)
-    write(tmp_path / "r0.json", ONE_STEP, rank=0, world=2)
+def test_a_folder_is_read_whole_and_shown_by_rank(tmp_path: Path) -> None:
+    write(tmp_path / "a.json", ONE_STEP, rank=1, world=2)
+    write(tmp_path / "b.json", ONE_STEP, rank=0, world=2)
     (tmp_path / "notes.txt").write_text("not a trace")
-    assert [r.rank for r in explain(tmp_path).ranks] == [0, 1]
+    assert [(r.rank, Path(r.file).name) for r in explain(tmp_path).ranks] == [(0, "b.json"), (1, "a.json")]
+
+
+def test_traces_without_ranks_are_numbered_in_the_files_order(tmp_path: Path) -> None:
+    found = explain([write(tmp_path / name, ONE_STEP, rank=None) for name in ("b.json", "a.json")])
+    assert [(r.rank, Path(r.file).name) for r in found.ranks] == [(0, "b.json"), (1, "a.json")]
+    assert "numbered in the files' order" in found.to_dict()["notes"][0]
 
 
 # -- the interval arithmetic, against a brute force on whole numbers --------------------------

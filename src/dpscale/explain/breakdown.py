@@ -28,7 +28,7 @@ from typing import Any
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import difference, lengths_in
-from dpscale.explain.reading import RankTimeline
+from dpscale.explain.reading import NO_STEPS, RankTimeline
 from dpscale.i18n import Message
 
 __all__ = ["Calibration", "Explanation", "Lever", "RankBreakdown", "Spread", "explain_timelines"]
@@ -225,6 +225,9 @@ def explain_timelines(timelines: Sequence[RankTimeline]) -> Explanation:
     """
     if not timelines:
         raise InvalidInput("trace", "", N_("one or more trace files, or a folder of them"))
+    for t in timelines:
+        if not t.steps:
+            raise InvalidInput("trace", t.file, NO_STEPS)
     notes: list[Message] = []
     given = [t.rank for t in timelines]
     ranks = [r for r in given if r is not None]
@@ -241,6 +244,8 @@ def explain_timelines(timelines: Sequence[RankTimeline]) -> Explanation:
             seen[t.rank] = t.file
         notes.append(Message.of("The traces do not say their ranks: ranks are numbered in the files' order."))
         ranks = list(range(len(timelines)))
+    order = sorted(range(len(timelines)), key=ranks.__getitem__)  # shown by rank, whatever the files' names
+    timelines, ranks = [timelines[i] for i in order], [ranks[i] for i in order]
     first = timelines[0]
     numbers = tuple(n for n, _, _ in first.steps)
     for t in timelines[1:]:
@@ -278,7 +283,7 @@ def explain_timelines(timelines: Sequence[RankTimeline]) -> Explanation:
                 step_time=Spread.of(s.step),
                 compute=Spread.of(s.compute),
                 exposed_communication=Spread.of(s.exposed),
-                other=Spread.of([w - c for w, c in zip(work, s.compute, strict=True)]),
+                other=Spread.of([max(0.0, w - c) for w, c in zip(work, s.compute, strict=True)]),
                 communication=Spread.of(s.communication),
                 wait=Spread.of([m - w for m, w in zip(most, work, strict=True)]),
                 overlap=min(1.0, max(0.0, hidden / communication)) if communication > 0 else None,

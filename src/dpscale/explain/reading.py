@@ -33,9 +33,10 @@ from dpscale.explain.intervals import Interval, Timeline, union
 from dpscale.explain.stream import Malformed, events
 from dpscale.i18n import Message
 
-__all__ = ["RankTimeline", "read_trace", "trace_files"]
+__all__ = ["NO_STEPS", "TRACE", "RankTimeline", "read_trace", "trace_files"]
 
 TRACE = N_("a PyTorch profiler trace (Chrome trace JSON, plain or gzipped): %(reason)s")
+NO_STEPS = N_("a trace with profiler steps (ProfilerStep#N: a torch.profiler schedule and prof.step() each step)")
 _OP, _ANNOTATION, _COLLECTIVE, _KERNEL, _NCCL, _STEP = range(6)  # the first three are a thread's
 _DEVICE = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"})
 _OPERATOR = frozenset({"cpu_op", "operator"})
@@ -260,11 +261,7 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool) -> RankTimeline:
     if "traceEvents" not in top:
         raise Malformed(Message.of("JSON without traceEvents"))
     if not steps:
-        raise InvalidInput(
-            "trace",
-            name,
-            N_("a trace with profiler steps (ProfilerStep#N: a torch.profiler schedule and prof.step() each step)"),
-        )
+        raise InvalidInput("trace", name, NO_STEPS)
     info = top.get("distributedInfo")
     rank = _whole(info.get("rank")) if isinstance(info, dict) else None
     world = _whole(info.get("world_size")) if isinstance(info, dict) else None
