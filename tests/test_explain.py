@@ -320,3 +320,22 @@ def test_the_stream_reads_what_json_reads(events: list[Any], indent: int | None,
     assert found == events
     if not bare:
         assert kept == [("schemaVersion", 1), ("traceEvents", None), ("traceName", "x")]
+
+
+def test_only_a_cpu_trace_out_of_order_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpscale.explain import reading
+
+    reads: list[bool] = []
+    original = reading._read_file
+
+    def counted(path: Path, *, in_order: bool) -> Any:
+        reads.append(in_order)
+        return original(path, in_order=in_order)
+
+    monkeypatch.setattr(reading, "_read_file", counted)
+    kernels = [op("sm90_gemm", 0, 60, tid=7, cat="kernel"), op("ncclDevKernel_AllReduce", 50, 20, tid=8, cat="kernel")]
+    gpu = explain(write(tmp_path / "gpu.json", list(reversed(ONE_STEP)) + kernels)).ranks[0]
+    assert reads == [True]  # the host threads' order does not matter on a GPU
+    assert_close(gpu.compute.mean, 60e-6)
+    explain(write(tmp_path / "cpu.json", list(reversed(ONE_STEP))))
+    assert reads == [True, True, False]

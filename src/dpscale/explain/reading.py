@@ -102,9 +102,10 @@ def trace_files(paths: Iterable[str | Path]) -> list[Path]:
 def read_trace(path: str | Path) -> RankTimeline:
     """Read the trace at ``path`` (plain or gzipped JSON) into a :class:`RankTimeline`.
 
-    ``torch.profiler`` writes each thread's events in order of start, so one pass finds what
-    each thread computes as it reads; a file whose events are out of order is read a second
-    time, keeping its events to sort them. Raises InvalidInput naming the file when it cannot be
+    ``torch.profiler`` writes each thread's operators in order of start, so one pass finds what
+    each thread computes as it reads; a CPU trace whose step thread is out of order is read a
+    second time, keeping its events to sort them (a GPU trace's compute is its kernels: the order
+    of its threads' events does not matter). Raises InvalidInput naming the file when it cannot be
     opened, is not a trace, is cut short or has no profiler step.
     """
     try:
@@ -158,17 +159,21 @@ class _Sweep:
     outlasts its parent (rounding) is cut at the parent's end.
     """
 
-    __slots__ = ("busy", "last", "now", "stack")
+    __slots__ = ("busy", "disordered", "last", "now", "stack")
 
     def __init__(self) -> None:
         self.busy: Timeline = []
         self.stack: list[tuple[float, int]] = []
         self.now = 0.0
         self.last = (-math.inf, 0.0)
+        self.disordered = False  # an event came before one it follows: the sweep stops, its result is void
 
     def push(self, start: float, end: float, kind: int) -> None:
+        if self.disordered:
+            return
         if (start, -end) < self.last:
-            raise _OutOfOrder
+            self.disordered = True
+            return
         self.last = (start, -end)
         stack = self.stack
         while stack and stack[-1][0] <= start:
@@ -273,6 +278,8 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool) -> RankTimeline:
         busy: list[Interval] = []
         for thread in {where for _, _, where in steps.values()}:
             if thread in sweeps:
+                if sweeps[thread].disordered:  # only now does it matter: a GPU's trace needs no thread's sweep
+                    raise _OutOfOrder
                 busy.extend(sweeps[thread].done())
         compute, communication, sizes = union(busy), union(collectives), host_sizes
     return RankTimeline(name, rank, world, ordered, compute, communication, tuple(sorted(sizes)), device, skipped)
