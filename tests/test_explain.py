@@ -134,6 +134,7 @@ def test_the_slowest_rank_and_the_others_wait(tmp_path: Path) -> None:
 
 def test_gpu_kernels_and_the_bandwidth_of_sized_collectives(tmp_path: Path) -> None:
     events = [
+        op("ProfilerStep#1", 100, 2000, tid=7, cat="gpu_user_annotation"),  # the step's range on the GPU: not a step
         step(1, 0, 1000),
         op("sm90_gemm", 0, 600, tid=7, cat="kernel"),
         op(

@@ -288,9 +288,9 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool) -> RankTimeline:
 def _kind(name: Any, cat: Any) -> int:
     if not isinstance(name, str):
         raise TypeError(name)
-    if name.startswith("ProfilerStep#"):
-        return _STEP
     category = cat.lower() if isinstance(cat, str) else ""
+    if name.startswith("ProfilerStep#"):  # the host's; its copy on a GPU's timeline (gpu_user_annotation) is not a step
+        return _ANNOTATION if category.startswith("gpu") else _STEP
     lower = name.lower()
     if category in _DEVICE:
         return _NCCL if "nccl" in lower else _KERNEL
