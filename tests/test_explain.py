@@ -150,6 +150,7 @@ def test_gpu_kernels_and_the_bandwidth_of_sized_collectives(tmp_path: Path) -> N
     found = explain(write(tmp_path / "r0.json", events))
     rank = found.ranks[0]
     assert rank.device == "gpu"
+    assert_close(rank.step_time.mean, 1000e-6)
     assert_close(rank.compute.mean, 600e-6)
     assert_close(rank.exposed_communication.mean, 200e-6)
     assert rank.overlap is not None
