@@ -1,6 +1,6 @@
 """One definition of a calculator's inputs (dpscale.inputs): every edge takes each input from it.
 
-For each input of predict's definition, the CLI has its option, the page its field and the API
+For each input of each calculator's definition, the CLI has its option, the page its field and the API
 its parameter with the bounds the definition states; a value past those bounds is refused the
 same way everywhere. A new input added to the definition appears on all three (the test walks
 the definition, not a list of its own).
@@ -13,10 +13,16 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from dpscale.batch import BATCH
 from dpscale.cli import main
 from dpscale.errors import InvalidInput, MissingInput
+from dpscale.fit.inputs import AT, FIT, MAX_SIZES
+from dpscale.fit.laws import MODELS
 from dpscale.inputs import Definition, Input
+from dpscale.pipeline import PIPELINE
+from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
+from dpscale.scaling import SCALING
 from dpscale.web.app import create_app
 
 REQUIRED = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6}
@@ -27,35 +33,100 @@ def client() -> TestClient:
     return TestClient(create_app())
 
 
-def test_every_input_is_a_cli_option(capsys: pytest.CaptureFixture[str]) -> None:
+# Every calculator's definition, with its command, its page and its API endpoint (the fit's takes
+# a JSON body: see test_the_fit_body_states_the_definitions_bounds).
+EDGES = [
+    (SCALING, "scale", "/", "/api/v1/scaling"),
+    (BATCH, "batch", "/batch", "/api/v1/batch"),
+    (PIPELINE, "bubble", "/pipeline", "/api/v1/pipeline"),
+    (PLAN, "plan", "/plan", "/api/v1/plan"),
+    (PREDICT, "predict", "/predict", "/api/v1/predict"),
+    (FIT, "fit", "/fit", None),
+]
+by_name = pytest.mark.parametrize(
+    ("definition", "command", "page", "endpoint"), EDGES, ids=[definition.name for definition, *_ in EDGES]
+)
+
+
+@by_name
+def test_every_input_is_a_cli_option(
+    capsys: pytest.CaptureFixture[str], definition: Definition, command: str, page: str, endpoint: str | None
+) -> None:
     with pytest.raises(SystemExit):
-        main(["predict", "--help"])
+        main([command, "--help"])
     help_text = capsys.readouterr().out
-    for item in PREDICT.on("cli"):
+    for item in definition.on("cli"):
+        if item.positional:
+            assert re.search(rf"\b{item.name.upper()}\b", help_text), item.name
+            if not (item.option or item.short):
+                continue
         assert re.search(rf"{re.escape(item.cli_option)}\b", help_text), item.name
         if item.short:
             assert f"{item.short}, {item.cli_option}" in help_text, item.name
 
 
-def test_every_input_is_a_field_of_the_page(client: TestClient) -> None:
-    page = client.get("/predict", params={"lang": "en"}).text
-    for item in PREDICT.on("page"):
-        assert f'name="{item.name}"' in page, item.name
-    assert 'name="network"' not in page  # a file on the server: the CLI's alone
+@by_name
+def test_every_input_is_a_field_of_the_page(
+    client: TestClient, definition: Definition, command: str, page: str, endpoint: str | None
+) -> None:
+    text = client.get(page, params={"lang": "en"}).text
+    for item in definition.on("page"):
+        assert f'name="{item.name}"' in text, item.name
+    for item in definition.inputs:
+        if "page" not in item.edges:
+            assert f'name="{item.name}"' not in text, item.name  # e.g. a file on the server: the CLI's alone
 
 
-def test_every_input_is_an_api_parameter_with_its_bounds(client: TestClient) -> None:
+@pytest.mark.parametrize(
+    ("definition", "endpoint"),
+    [(definition, endpoint) for definition, _, _, endpoint in EDGES if endpoint is not None],
+    ids=[definition.name for definition, *_, endpoint in EDGES if endpoint is not None],
+)
+def test_every_input_is_an_api_parameter_with_its_bounds(
+    client: TestClient, definition: Definition, endpoint: str
+) -> None:
     schema = client.get("/openapi.json").json()
-    parameters = {p["name"]: p for p in schema["paths"]["/api/v1/predict"]["get"]["parameters"]}
-    assert set(parameters) == {item.name for item in PREDICT.on("api")}
-    for item in PREDICT.on("api"):
-        parameter = parameters[item.name]
-        assert parameter["required"] == item.required, item.name
+    parameters = {p["name"]: p for p in schema["paths"][endpoint]["get"]["parameters"]}
+    assert set(parameters) == {item.api_name or item.name for item in definition.on("api")}
+    for item in definition.on("api"):
+        parameter = parameters[item.api_name or item.name]
+        assert parameter["required"] == item.required_on("api"), item.name
         if item.high is not None:
             assert _found(parameter["schema"], "maximum") == item.high, item.name
             assert _found(parameter["schema"], "minimum") == item.low, item.name
         if item.choices:
-            assert parameter["schema"]["enum"] == list(item.choices), item.name
+            assert parameter["schema"]["enum"] == list(item.accepted), item.name
+
+
+def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["FitIn"]["properties"]
+    assert schema["at"]["maxItems"] == MAX_SIZES
+    assert _found(schema["at"]["items"], "maximum") == AT.high
+    assert _found(schema["at"]["items"], "minimum") == AT.low
+    assert _found(schema["models"], "enum") == list(MODELS)
+    answer = client.post("/api/v1/fit", json={"points": [{"devices": 1, "throughput": 1.0}] * 2, "models": ["x"]})
+    assert answer.status_code == 422
+    assert answer.json()["errors"][0]["field"] == "models"
+
+
+@pytest.mark.parametrize(
+    ("argv", "query"),
+    [
+        (["64", "1e15", "90%"], {"devices": 64, "per_device_throughput": 1e15, "efficiency": 0.9}),
+        (["64", "2000", "0.0000001"], {"devices": 64, "per_device_throughput": 2000, "efficiency": 1e-7}),
+        (["2000000000", "2000", "90%"], {"devices": 2_000_000_000, "per_device_throughput": 2000, "efficiency": 0.9}),
+    ],
+)
+def test_the_scaling_calculator_holds_every_edge_to_the_same_bounds(
+    client: TestClient, capsys: pytest.CaptureFixture[str], argv: list[str], query: dict[str, float]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["scale", *argv, "--lang", "en"])
+    assert exited.value.code == 2
+    assert "expected a value from" in capsys.readouterr().err
+    assert client.get("/api/v1/scaling", params=query).status_code == 422
+    page = client.get("/", params={**{k: str(v) for k, v in query.items()}, "lang": "en"}).text
+    assert "expected a value from" in page
 
 
 def _found(schema: object, key: str) -> object:
@@ -131,7 +202,7 @@ def test_an_input_added_to_a_definition_appears_on_the_cli(capsys: pytest.Captur
     seen: dict[str, object] = {}
     extended = Definition(
         "demo",
-        (*PREDICT.inputs, Input("layers", "count", "Transformer layers.", default=32, low=1, high=10_000)),
+        (*PREDICT.inputs, Input("decoder_layers", "count", "Decoder layers.", default=32, low=1, high=10_000)),
         lambda values: seen.update(values),
     )
 
@@ -142,8 +213,8 @@ def test_an_input_added_to_a_definition_appears_on_the_cli(capsys: pytest.Captur
 
     demo = typer.Typer()
     demo.command("demo")(command(extended, run, [], "A demo."))
-    demo(["--layers", "48", "-d", "8", "-v", "1", "-b", "1", "-p", "1M"], standalone_mode=False)
-    assert seen["layers"] == 48
+    demo(["--decoder-layers", "48", "-d", "8", "-v", "1", "-b", "1", "-p", "1M"], standalone_mode=False)
+    assert seen["decoder_layers"] == 48
     assert seen["grad_bytes"] == 4.0  # the default, from the definition
 
 

@@ -130,8 +130,10 @@ def text_stream(text: str, name: str, *, most: int) -> TextIO:
     return io.StringIO(text, newline=None)
 
 
-def lines(stream: TextIO, name: str, *, most: int = MAX_FILE_BYTES) -> Iterator[tuple[int, str]]:
-    """(number, text) of each line of ``stream`` that is neither blank nor a ``#`` comment.
+def lines(
+    stream: TextIO, name: str, *, most: int = MAX_FILE_BYTES, comments: bool = False
+) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line of ``stream`` that is neither blank nor (unless ``comments``) a ``#`` comment.
 
     Reads one line at a time, at most MAX_LINE characters each, MAX_LINES lines and ``most``
     characters in all, and refuses a longer line or stream, binary data (a NUL) and bytes that
@@ -159,7 +161,7 @@ def lines(stream: TextIO, name: str, *, most: int = MAX_FILE_BYTES) -> Iterator[
         if complaint is not None:
             raise InvalidInput(where(name, number), excerpt(text), complaint[0], params=complaint[1])
         stripped = text.strip()
-        if stripped and not stripped.startswith("#"):
+        if stripped and (comments or not stripped.startswith("#")):
             yield number, text
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import altair as alt
 
     from dpscale.fit import Fit
-    from dpscale.predict.model import Prediction
+    from dpscale.predict.prediction import Prediction
 
 __all__ = [
     "SCHEDULE_FRAME",

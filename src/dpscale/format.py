@@ -21,6 +21,7 @@ __all__ = [
     "format_duration",
     "format_estimate",
     "format_energy",
+    "format_memory",
     "format_milliseconds",
     "format_money",
     "format_number",
@@ -187,3 +188,12 @@ def format_points(fraction: float, lang: Lang) -> str:
     text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=_locale(lang))
     sign = "+" if fraction > 0 else "−" if fraction < 0 else "±"
     return f"{sign}{text}"
+
+
+@_any_magnitude
+def format_memory(nbytes: float, lang: Lang) -> str:
+    """Bytes in binary gigabytes, one decimal: ``14.9 GiB``, ``14,9 Gio`` (the French symbol)."""
+    number = format_decimal(
+        decimal.Decimal(repr(float(nbytes))) / 2**30, format=_parsed("#,##0.0"), locale=_locale(lang)
+    )
+    return f"{number}\u00a0{'Gio' if lang == 'fr' else 'GiB'}"

@@ -28,7 +28,8 @@ __all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
 #   (25.6M, 7B), bytes (25MiB), bandwidth (bytes/s from 100Gb/s), seconds (5us), device_list
 #   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
 #   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
-#   text (a short label the core checks), measurements (the points a measurement file holds).
+#   text (a short label the core checks), measurements (the points a measurement file holds),
+#   reference (devices:throughput, one measurement of the whole cluster: a (count, number) pair).
 Kind = Literal[
     "count",
     "duration",
@@ -45,6 +46,7 @@ Kind = Literal[
     "choice",
     "switch",
     "path",
+    "reference",
 ]
 Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)
@@ -58,7 +60,7 @@ class Input:
     kind: Kind
     help: str  # what it is, one line in English: the CLI's help, the API's description
     default: Any = None  # the value when not given; None: none (the definition's rules decide)
-    required: bool = False
+    required: bool | tuple[Edge, ...] = False  # True: everywhere; or the edges that need it (the others solve for it)
     low: float | None = None  # bounds the schema states (the core checks its own values too)
     high: float | None = None
     choices: tuple[str, ...] = ()
@@ -75,6 +77,12 @@ class Input:
     empty_label: str = ""  # the page's option for no choice, when the input may stay empty
     positional: bool = False  # the CLI takes it as an argument, in the definition's order
     api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
+    synonyms: tuple[tuple[str, str], ...] = ()  # other names of a choice, and the choice each one is
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """The names a choice is given by: its choices, then their synonyms."""
+        return self.choices + tuple(name for name, _ in self.synonyms)
 
     @property
     def shown_default(self) -> str:
@@ -82,6 +90,10 @@ class Input:
         if self.default_text or self.default is None or isinstance(self.default, bool):
             return self.default_text
         return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+    def required_on(self, edge: Edge) -> bool:
+        """Whether ``edge`` must be given a value (it has no default there, and nothing solves for it)."""
+        return self.required is True or (isinstance(self.required, tuple) and edge in self.required)
 
     @property
     def cli_option(self) -> str:
@@ -102,8 +114,12 @@ class Input:
         """``value`` if within the bounds and choices (each element of a list), else InvalidInput."""
         if value is None:
             return None
-        if self.choices and (not isinstance(value, str) or value not in self.choices):
-            raise InvalidInput(self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.choices)})
+        if self.choices:
+            if not isinstance(value, str) or value not in self.accepted:
+                raise InvalidInput(
+                    self.name, value, N_("one of %(choices)s"), params={"choices": ", ".join(self.accepted)}
+                )
+            return dict(self.synonyms).get(value, value)
         if self.low is None and self.high is None:
             return value
         listed = self.kind == "device_list"
@@ -140,14 +156,15 @@ class Definition:
     def complete(self, values: Values) -> dict[str, Any]:
         """``values`` with every input present, the default where one was not given, each within its bounds.
 
-        MissingInput for a required input not given; InvalidInput for a value past its bounds or
+        MissingInput for an input required everywhere and not given (one that only some edges
+        require is the definition's rules' to ask for); InvalidInput for a value past its bounds or
         not among its choices.
         """
         out: dict[str, Any] = {}
         for item in self.inputs:
             value = values.get(item.name)
             if value is None:
-                if item.required:
+                if item.required is True:
                     raise MissingInput(item.name, item.help_accepted)
                 value = item.default
             out[item.name] = item.check(value)

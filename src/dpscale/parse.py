@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "number_reader",
+    "parse_reference",
     "parse_decimal",
     "parse_bandwidth",
     "parse_bytes",
@@ -209,6 +210,16 @@ def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
         raise InvalidInput(field, text, accepted) from None
 
 
+def parse_reference(text: str, lang: Lang, *, field: str) -> tuple[int, float]:
+    """A measurement of the whole cluster: ``8:7500`` (devices, then their throughput), ``8:7 500`` in French."""
+    devices, colon, throughput = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if not colon:
+        raise InvalidInput(
+            field, text, N_("devices:throughput, the whole cluster's throughput measured on that many devices (8:7500)")
+        )
+    return parse_count(devices, lang, field=field), parse_number(throughput, lang, field=field)
+
+
 def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
     """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
     accepted = N_("a size with its unit, such as 25MB or 25 MiB")
@@ -340,4 +351,5 @@ _READERS: dict[str, Callable[..., Any]] = {
     "device_list": parse_device_list,
     "switch": parse_switch,
     "duration": parse_duration,
+    "reference": parse_reference,
 }

@@ -32,6 +32,7 @@ __all__ = [
     "is_complete",
     "json_number",
     "timestamp",
+    "write_profile",
 ]
 
 JSON_TYPE = N_("a value of JSON type %(type)s")  # params={"type": "number"}, "integer", "string", "array"
@@ -161,6 +162,8 @@ _KEYS: dict[str, tuple[Callable[[Any], Any], str]] = {  # in the order dpscale w
     "time": (_TEXT, _NULLABLE),
     "efficiency": (_REAL, _KNOWN),
     "efficiency_ci": (_INTERVAL, _KNOWN),
+    "sharding": (_TEXT, _KNOWN),
+    "peak_memory": (_REAL, _KNOWN),
 }
 
 
@@ -197,6 +200,8 @@ class Measurement:
     source: str | None = None  # "meter" for a Meter's record
     efficiency: float | None = None
     efficiency_ci: tuple[float, float] | None = None
+    sharding: str | None = None  # how the copies were kept: ddp, zero2, zero3 or hybrid (PyTorch's FSDP)
+    peak_memory: float | None = None  # bytes the hungriest rank held at most (a GPU's allocator; a CPU's resident size)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -286,7 +291,14 @@ class AllReduceTiming:
 
 @dataclass(frozen=True)
 class NetworkProfile:
-    """What ``dpscale probe`` measured: the all-reduce times and each tier's α and β (None where absent)."""
+    """What ``dpscale probe`` measured (or ``probe --import`` read from nccl-tests): the all-reduce
+    times and each tier's α and β (None where absent).
+
+    A profile from nccl-tests also says so (``source``), names the GPU, and keeps each
+    collective's own tiers (``collectives``: ``all_reduce``, ``reduce_scatter``, ``all_gather``,
+    each an (intra, inter) pair); ``intra`` and ``inter`` are then the all-reduce's. These keys
+    are written only when known, so a profile of ``dpscale probe`` reads as it always did.
+    """
 
     world_size: int
     nodes: int
@@ -298,9 +310,12 @@ class NetworkProfile:
     inter: ProbedLink | None
     sizes: tuple[AllReduceTiming, ...]
     time: str
+    source: str | None = None
+    device_name: str | None = None
+    collectives: Mapping[str, tuple[ProbedLink | None, ProbedLink | None]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "world_size": self.world_size,
             "nodes": self.nodes,
             "devices_per_node": self.devices_per_node,
@@ -312,6 +327,16 @@ class NetworkProfile:
             "sizes": [row.to_dict() for row in self.sizes],
             "time": self.time,
         }
+        if self.source is not None:
+            out["source"] = self.source
+        if self.device_name is not None:
+            out["device_name"] = self.device_name
+        if self.collectives:
+            out["collectives"] = {
+                name: {tier: None if link is None else link.to_dict() for tier, link in zip(_TIERS, links, strict=True)}
+                for name, links in self.collectives.items()
+            }
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NetworkProfile:
@@ -322,6 +347,7 @@ class NetworkProfile:
         intra, inter = (
             None if data.get(key) is None else ProbedLink.from_dict(data[key]) for key in ("intra", "inter")
         )
+        optional = {key: None if data.get(key) is None else _string(data, key) for key in ("source", "device_name")}
         return cls(
             world_size=_integer(data, "world_size"),
             nodes=_integer(data, "nodes"),
@@ -333,4 +359,29 @@ class NetworkProfile:
             inter=inter,
             sizes=tuple(AllReduceTiming.from_dict(row) for row in sizes),
             time=_string(data, "time"),
+            collectives=_collectives(data.get("collectives")),
+            **optional,
         )
+
+
+_TIERS = ("intra", "inter")
+
+
+def _collectives(data: Any) -> dict[str, tuple[ProbedLink | None, ProbedLink | None]]:
+    """A profile's ``collectives`` object: for each collective its intra and inter tiers (null where absent)."""
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping) or not all(isinstance(v, Mapping) for v in data.values()):
+        raise InvalidInput("collectives", data, JSON_TYPE, params={"type": "object"})
+
+    def tier(tiers: Mapping[str, Any], key: str) -> ProbedLink | None:
+        return None if tiers.get(key) is None else ProbedLink.from_dict(tiers[key])
+
+    return {str(name): (tier(tiers, "intra"), tier(tiers, "inter")) for name, tiers in data.items()}
+
+
+def write_profile(path: str | Path, profile: NetworkProfile) -> None:
+    """Write ``profile`` as the JSON file ``predict --network`` reads (its folder made if need be)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(profile.to_dict(), indent=1, allow_nan=False), encoding="utf-8")

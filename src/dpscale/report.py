@@ -17,6 +17,7 @@ from dpscale.format import (
     format_duration,
     format_energy,
     format_estimate,
+    format_memory,
     format_milliseconds,
     format_money,
     format_number,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
-    from dpscale.predict.model import Prediction
+    from dpscale.predict.prediction import Prediction
     from dpscale.scaling import Scaling, Solution
 
 __all__ = [
@@ -168,7 +169,8 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
     _ = translation(lang).gettext
     fed = p.workload.input_throughput is not None
     header: tuple[str, ...] = (_("Devices"), "E", "A", "S", _("Step"), _("Compute"), _("Comm."), _("Wait"))
-    header += ((_("Input"),) if fed else ()) + (_("Bound by"),)
+    header += ((_("Input"),) if fed else ()) + (_("Memory"), _("Bound by"))
+    fits = p.fits
     names = {
         "compute": _("compute"),
         "communication": _("communication"),
@@ -187,7 +189,8 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
             format_milliseconds(float(p.exposed_communication[i]), lang),
             format_milliseconds(float(p.straggler_wait[i]), lang),
         )
-        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (names[p.bottleneck[i]],)
+        held = format_memory(float(p.memory.total[i]), lang) + ("" if fits is None or fits[i] else " ✗")
+        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, names[p.bottleneck[i]])
         rows.append(row)
     return Grid(header, tuple(rows))
 
@@ -320,7 +323,7 @@ def _deadline_html(dp: DeadlinePlan) -> str:
     return html_rows(plan_rows(dp.plan, "en"), "dpscale-plan") + html_grid(deadline_grid(dp, "en"), "dpscale-deadline")
 
 
-@shows("dpscale.predict.model.Prediction")
+@shows("dpscale.predict.prediction.Prediction")
 def _prediction_html(p: Prediction) -> str:
     return html_grid(prediction_grid(p, "en"), "dpscale-prediction")
 

@@ -22,8 +22,12 @@ from typing import Any, Literal, cast
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.inputs import Definition, Input, Values
 
 __all__ = [
+    "MAX_THROUGHPUT",
+    "MIN_POSITIVE",
+    "SCALING",
     "Scaling",
     "Solution",
     "devices_for",
@@ -34,6 +38,10 @@ __all__ = [
 ]
 
 DEFAULT_UNIT = "samples/s"
+# The bounds every edge holds a throughput and an efficiency to (the library's functions take any
+# positive value): 10¹² samples/s per device, and 10⁻⁶ at least, so that d·v·E never underflows.
+MAX_THROUGHPUT = 1e12
+MIN_POSITIVE = 1e-6
 Unknown = Literal["devices", "per_device_throughput", "efficiency", "actual_throughput"]
 
 
@@ -271,3 +279,103 @@ def solve(
     if missing == ["efficiency"]:
         return efficiency_from(cast(int, d), v, a, unit=unit)
     return Solution("actual_throughput", scale(cast(int, d), v, e, unit=unit))
+
+
+# --solve's spellings: the quantity's name with a dash, its short form, or its name in the JSON.
+_SOLVED: dict[str, Unknown] = {
+    "devices": "devices",
+    "per-device": "per_device_throughput",
+    "per_device": "per_device_throughput",
+    "per_device_throughput": "per_device_throughput",
+    "efficiency": "efficiency",
+    "actual": "actual_throughput",
+    "actual_throughput": "actual_throughput",
+}
+
+
+def _build(values: Values) -> Solution:
+    v = SCALING.complete(values)
+    solution = solve(
+        devices=v["devices"],
+        per_device_throughput=v["per_device_throughput"],
+        efficiency=v["efficiency"],
+        actual_throughput=v["actual_throughput"],
+        unit=v["unit"],
+    )
+    if v["solve"] is not None and _SOLVED[v["solve"]] != solution.unknown:
+        raise InvalidInput(
+            "solve",
+            v["solve"],
+            N_("the one quantity not given (%(unknown)s)"),
+            params={"unknown": solution.unknown.replace("_", "-")},
+        )
+    return solution
+
+
+# The seed's calculator. The page and the API take d, v and E; the command line takes any three of
+# d, v, E and A and solves for the fourth.
+SCALING = Definition(
+    "scaling",
+    (
+        Input(
+            "devices",
+            "count",
+            "d, the number of devices (64).",
+            required=("page", "api"),
+            positional=True,
+            short="-d",
+            low=1,
+            high=_validate.MAX_DEVICES,
+            example=("64", "64"),
+        ),
+        Input(
+            "per_device_throughput",
+            "number",
+            "v, one device's throughput alone (2000, '2 000').",
+            required=("page", "api"),
+            positional=True,
+            option="--per-device",
+            short="-v",
+            low=MIN_POSITIVE,
+            high=MAX_THROUGHPUT,
+            example=("2 000", "2,000"),
+        ),
+        Input(
+            "efficiency",
+            "fraction",
+            "E, the scaling efficiency: 90% or 0.9.",
+            required=("page", "api"),
+            positional=True,
+            short="-e",
+            low=MIN_POSITIVE,
+            high=1,
+            example=("90 %", "90%"),
+        ),
+        Input(
+            "actual_throughput",
+            "number",
+            "A, the cluster's actual (or target) throughput.",
+            option="--actual",
+            short="-a",
+            low=MIN_POSITIVE,
+            high=MAX_THROUGHPUT * _validate.MAX_DEVICES,
+            edges=("cli",),
+        ),
+        Input(
+            "solve",
+            "choice",
+            "Which one to find: devices, per-device, efficiency or actual [default: the one not given].",
+            choices=tuple(_SOLVED),
+            edges=("cli",),
+        ),
+        Input(
+            "unit",
+            "text",
+            "Throughput unit, for display.",
+            default=DEFAULT_UNIT,
+            short="-u",
+            example=("échantillons/s", "samples/s"),
+        ),
+    ),
+    _build,
+)

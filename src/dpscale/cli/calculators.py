@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Annotated, Any
 
 import typer
 
 from dpscale.cli.app import app
-from dpscale.cli.definitions import build, command
+from dpscale.cli.definitions import OUTPUT, build, command, own
 from dpscale.cli.options import (
-    JsonOption,
-    LangOption,
     emit_json,
     lang_of,
     save_plot,
 )
 
-__all__ = ["OUTPUT", "own"]
+__all__: list[str] = []
 
 
 def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
@@ -30,14 +27,6 @@ def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
         emit_json(result.to_dict())
         return
     print_batch(result.solution, result.batch, language, result.learning_rate)
-
-
-def own(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    """A command's own option, after those its definition makes."""
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-
-
-OUTPUT = [own("as_json", JsonOption, False), own("lang", LangOption, None)]
 
 
 def _register_batch() -> None:

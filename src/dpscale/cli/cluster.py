@@ -1,4 +1,4 @@
-"""Measuring a real cluster: ``dpscale measure`` and ``dpscale probe``, launched with torchrun."""
+"""Measuring a real cluster: ``dpscale measure`` and ``dpscale probe``, launched with torchrun (under srun too)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ from dpscale.parse import parse_count, parse_scaled_count
 __all__ = ["measure", "probe"]
 
 
-Nodes = Annotated[int, typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each.")]
-NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank).")]
+Nodes = Annotated[
+    int,
+    typer.Option("--nnodes", help="Nodes (torchrun's --nnodes); run the command on each [default: srun's, else 1]."),
+]
+NodeRank = Annotated[int, typer.Option("--node-rank", help="This node's rank (torchrun's --node-rank; srun's).")]
 Endpoint = Annotated[
     str | None, typer.Option("--rdzv-endpoint", help="host:port of the rendezvous, with --nnodes > 1 (torchrun's).")
 ]
@@ -45,10 +48,19 @@ def _cluster(
     local_addr: str | None = None,
     threads: str | None = None,
 ) -> Any:
-    """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds)."""
+    """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds).
+
+    Inside an srun step, nodes, this node's rank and the rendezvous come from Slurm unless given.
+    """
+    import os
+
     from dpscale.measure.launch import Launch
     from dpscale.parse import parse_duration
+    from dpscale.slurm import SlurmStep
 
+    step = SlurmStep.from_env(os.environ)
+    if step is not None and nnodes == 1 and endpoint is None:
+        nnodes, node_rank, endpoint = step.placement()
     return Launch(
         nproc_per_node=nproc,
         nnodes=nnodes,
@@ -92,6 +104,9 @@ def _measure_module() -> Any:
 def measure(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node at each size: 1,2,4,8.")] = "1,2",
     workload: Annotated[str, typer.Option("--workload", "-w", help="mlp, cnn or transformer.")] = "mlp",
+    sharding: Annotated[
+        str, typer.Option("--sharding", help="ddp, or PyTorch's FSDP: zero2, zero3 (full_shard), hybrid (HSDP).")
+    ] = "ddp",
     params: Annotated[str, typer.Option("--params", "-p", help="Model size, to match your gradients: 25.6M.")] = "4M",
     batch: Annotated[str, typer.Option("--batch", "-b", help="Samples per rank per step.")] = "32",
     steps: Annotated[str, typer.Option("--steps", help="Timed steps per run.")] = "20",
@@ -108,7 +123,7 @@ def measure(
     as_json: JsonOption = False,
     lang: LangOption = None,
 ) -> None:
-    """Measure throughput and efficiency of a synthetic DDP job at each size, with torchrun.
+    """Measure throughput and efficiency of a synthetic DDP or FSDP job at each size, with torchrun.
 
     dpscale measure --nproc 1,2 --workload mlp --params 4M --batch 32 --out runs.jsonl
     """
@@ -144,6 +159,7 @@ def measure(
         "steps": parse_count(steps, language, field="steps"),
         "warmup": parse_count(warmup, language, field="warmup", minimum=0),
         "repeats": parse_count(repeats, language, field="repeats"),
+        "sharding": sharding,
     }
     progress_console = Console(stderr=True)
     with (
@@ -183,6 +199,27 @@ def measure(
     print_measurements(found, out, language)
 
 
+def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> None:
+    """``probe --import``: nccl-tests' outputs read, fitted and written as a profile; no torch, no run."""
+    from dpscale.cli.render import print_import
+    from dpscale.errors import N_
+    from dpscale.nccltests import import_logs, read_log
+    from dpscale.records import write_profile
+
+    imported = import_logs([read_log(path) for path in paths])
+    try:
+        write_profile(out, imported.profile)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidInput(
+            "out", out, N_("a file that can be written (%(reason)s)"), params={"reason": reason}
+        ) from None
+    if as_json:
+        emit_json(imported.profile.to_dict())
+        return
+    print_import(imported, out, language)
+
+
 @app.command()
 def probe(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node.")] = "2",
@@ -200,16 +237,29 @@ def probe(
     timeout: Timeout = "120s",
     as_json: JsonOption = False,
     lang: LangOption = None,
+    imports: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--import",
+            help="An nccl-tests output (all_reduce_perf, reduce_scatter_perf, all_gather_perf; text or -J JSON) "
+            "to fit instead of probing; repeat it for one run per node count.",
+        ),
+    ] = None,
 ) -> None:
     """All-reduce times over message sizes (like nccl-tests), and the α and β they imply.
 
     dpscale probe --nproc 2 --out network.json
+
+    dpscale probe --import all_reduce_1node.txt --import all_reduce_4nodes.txt --out network.json
     """
     from dpscale.cli.render import print_probe
     from dpscale.parse import parse_bytes
 
-    launcher = _measure_module()
     language = lang_of(lang)
+    if imports:
+        _import_logs(imports, out, as_json, language)
+        return
+    launcher = _measure_module()
     given = {"nproc": nproc, "max_bytes": max_bytes, "reps": reps, "timeout": timeout, "threads": threads}
     with _as_given(**given, backend=backend):
         cluster = _cluster(

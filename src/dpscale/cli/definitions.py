@@ -15,26 +15,47 @@ from typing import Annotated, Any
 
 import typer
 
+from dpscale.cli.options import JsonOption, LangOption, one_of
 from dpscale.errors import InvalidInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
 
-__all__ = ["build", "command", "named_as_options", "read_values"]
+__all__ = ["OUTPUT", "build", "command", "named_as_options", "own", "read_values"]
 
 
-def _parameter(item: Input) -> inspect.Parameter:
+TWIN = "_option"  # the name of a positional input's option form: devices_option for --devices
+
+
+def _parameters(item: Input) -> list[inspect.Parameter]:
+    """The command's parameters for ``item``: an option; or an argument, and its option form where
+    the definition spells one (``dpscale scale 64 …`` or ``dpscale scale --devices 64 …``)."""
     names = [item.cli_option, *([item.short] if item.short else [])]
     shown = item.shown_default
     help_text = item.help if not shown or "[default" in item.help else f"{item.help} [default: {shown}]"
     if item.kind == "switch":  # --no-overlap turns off what is on by default, --x turns on what is off
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
-        return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)
-    if item.positional:
-        argument = typer.Argument(help=help_text, show_default=False, metavar=item.name.upper())
-        annotation = Annotated[str | None, argument]
-    else:
+        return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)]
+    if not item.positional:
         annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
-    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+        return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
+    metavar = item.name.upper()
+    argument = Annotated[str | None, typer.Argument(help=help_text, show_default=False, metavar=metavar)]
+    out = [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=argument)]
+    if item.option or item.short:
+        option = Annotated[str | None, typer.Option(*names, help=f"{metavar}, as an option.", show_default=False)]
+        out.append(inspect.Parameter(item.name + TWIN, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option))
+    return out
+
+
+def own(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    """A command's own option, after those its definition makes."""
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+OUTPUT = [
+    own("as_json", JsonOption, False),
+    own("lang", LangOption, None),
+]  # what every command prints, and in which language
 
 
 def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> dict[str, Any]:
@@ -80,11 +101,14 @@ def command(
     ``run(values, **own)`` is called with the values read (see :func:`read_values`, in the language
     of ``own``'s ``lang``, which ``run`` reads itself) and the command's own options.
     """
-    options = [_parameter(item) for item in definition.on("cli")]
+    options = [p for item in definition.on("cli") for p in _parameters(item)]
     names = {p.name for p in options}
+    twins = [item for item in definition.on("cli") if item.name + TWIN in names]
 
     def invoked(**kwargs: Any) -> None:
         given = {k: v for k, v in kwargs.items() if k in names}
+        for item in twins:  # an argument given as an option: given once, either way
+            given[item.name] = one_of(item.cli_name, given[item.name], given.pop(item.name + TWIN))
         run(given, **{k: v for k, v in kwargs.items() if k not in names})
 
     parameters = [*options, *own]

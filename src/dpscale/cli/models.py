@@ -7,11 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from dpscale.cli.app import app
-from dpscale.cli.calculators import OUTPUT, own
-from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of, save_plot
-from dpscale.parse import number_reader
+from dpscale.cli.definitions import OUTPUT, own
+from dpscale.cli.options import emit_json, lang_of, save_plot
 
-__all__ = ["fit"]
+__all__: list[str] = []
 
 
 def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: str | None) -> None:
@@ -46,32 +45,13 @@ def _register_predict() -> None:
 _register_predict()
 
 
-@app.command()
-def fit(
-    measurements: Annotated[
-        str, typer.Argument(help="CSV (devices,throughput columns) or JSON lines from dpscale measure.")
-    ],
-    at: Annotated[str | None, typer.Option("--at", help="Sizes to predict: 128,256,512 or 64..1024.")] = None,
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="auto (all, ranked by AICc) or constant, amdahl, gustafson, usl, comm.")
-    ] = "auto",
-    plot: Annotated[str | None, typer.Option("--plot", help="Save the fitted curves: .svg, .png or .json.")] = None,
-    as_json: JsonOption = False,
-    lang: LangOption = None,
-) -> None:
-    """Fit how throughput grows with devices (Amdahl, Gustafson, USL, ...) and predict larger sizes.
-
-    dpscale fit runs.csv --at 128,256,512
-    """
-    from dpscale import fit as core
+def _fit(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
+    from dpscale.cli.definitions import build
     from dpscale.cli.render import print_fit
-    from dpscale.parse import parse_device_list
+    from dpscale.fit.inputs import FIT
 
     language = lang_of(lang)
-    points = core.read_points(measurements, read_number=number_reader(language))
-    sizes = parse_device_list(at, language, field="at") if at is not None else []
-    wanted = None if model.strip().lower() == "auto" else [m.strip().lower() for m in model.split(",")]
-    result = core.fit(points, models=wanted, at=sizes)
+    result = build(FIT, given, language)
     if plot is not None:
         from dpscale.charts import fit_chart, save_chart
 
@@ -80,3 +60,18 @@ def fit(
         emit_json(result.to_dict())
         return
     print_fit(result, language)
+
+
+def _register_fit() -> None:
+    from dpscale.cli.definitions import command
+    from dpscale.fit.inputs import FIT
+
+    plot = Annotated[str | None, typer.Option("--plot", help="Save the fitted curves: .svg, .png or .json.")]
+    doc = """Fit how throughput grows with devices (Amdahl, Gustafson, USL, ...) and predict larger sizes.
+
+    dpscale fit runs.csv --at 128,256,512
+    """
+    app.command("fit")(command(FIT, _fit, [own("plot", plot, None), *OUTPUT], doc))
+
+
+_register_fit()

@@ -28,6 +28,7 @@ __all__ = [
     "print_deadline",
     "print_explanation",
     "print_fit",
+    "print_import",
     "print_measurements",
     "print_plan",
     "print_prediction",
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
     from dpscale.explain import Explanation
     from dpscale.fit import Fit
+    from dpscale.nccltests import Imported
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
     from dpscale.predict.model import Lever, Prediction
@@ -177,6 +179,11 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     )
     if p.workload.input_throughput is not None:
         out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
+    out.print(_("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}, end=" ")
+    out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
+    if p.reference_devices is not None:
+        reference = {"n": format_number(p.reference_devices, lang)}
+        out.print(_("E relative to the measurement on %(n)s devices.") % reference)
     if levers:
         largest = format_number(int(p.devices.max()), lang)
         lever_table = Table(
@@ -185,9 +192,17 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
         lever_table.add_column(_("What if"), justify="left")
         lever_table.add_column(_("Efficiency"), justify="right")
         lever_table.add_column(_("Gain (points)"), justify="right")
+        if p.fits is not None:
+            lever_table.add_column(_("Fits"), justify="left")
         for lever in levers:
-            text = lever_text(lever.name, lang)
-            lever_table.add_row(text, format_percent(lever.efficiency, lang), format_points(lever.gain, lang))
+            cells = [
+                lever_text(lever.name, lang),
+                format_percent(lever.efficiency, lang),
+                format_points(lever.gain, lang),
+            ]
+            if p.fits is not None:
+                cells.append(_("yes") if lever.fits else _("no"))
+            lever_table.add_row(*cells)
         _print_table(out, lever_table)
 
 
@@ -305,3 +320,39 @@ def print_probe(profile: Mapping[str, Any], out: str, lang: Lang) -> None:
                 "out": out,
             }
         )
+
+
+def print_import(imported: Imported, out: str, lang: Lang) -> None:
+    """The α and β fitted to nccl-tests' outputs, and how closely the model gives each run back."""
+    _ = translation(lang).gettext
+    console = _console()
+    profile = imported.profile
+    title = _("Fitted from nccl-tests") + (f" ({profile.device_name})" if profile.device_name else "")
+    table = Table(box=box.SIMPLE, pad_edge=False, title=title)
+    for name in (_("Collective"), _("Tier"), _("Latency α"), _("Bandwidth 1/β (GB/s)")):
+        table.add_column(name, justify="right")
+    tiers = {"intra": _("in a node"), "inter": _("between nodes")}
+    for collective, links in profile.collectives.items():
+        for tier, link in zip(("intra", "inter"), links, strict=True):
+            if link is not None:
+                table.add_row(
+                    collective,
+                    tiers[tier],
+                    format_milliseconds(link.latency, lang),
+                    format_number(link.bandwidth / 1e9, lang, decimals=1),
+                )
+    _print_table(console, table)
+    checks = Table(box=box.SIMPLE, pad_edge=False, title=_("Each run given back by the model"))
+    for name in (_("File"), _("Ranks / nodes"), _("Size (bytes)"), _("Measured"), _("Model")):
+        checks.add_column(name, justify="right")
+    for check in imported.checks:
+        for size, measured, model in (check.smallest, check.largest):
+            checks.add_row(
+                check.file,
+                f"{format_number(check.ranks, lang)} / {format_number(check.hosts, lang)}",
+                format_number(size, lang),
+                format_milliseconds(measured, lang),
+                format_milliseconds(model, lang),
+            )
+    _print_table(console, checks)
+    console.print(_("Profile written to %(out)s") % {"out": out}, soft_wrap=True)

@@ -111,6 +111,7 @@ def measure(
     steps: int = 20,
     warmup: int = 5,
     repeats: int = 3,
+    sharding: str = "ddp",
     cluster: Launch | None = None,
     out: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -120,9 +121,12 @@ def measure(
     Returns one record per size, as its JSON object (:meth:`dpscale.records.Measurement.to_dict`):
     cluster throughput with a 95 % confidence interval over the repeats, per-rank throughput,
     step-time statistics, and E against the 1-rank run when one was measured. Records are
-    appended to ``out`` as JSON lines.
+    appended to ``out`` as JSON lines. ``sharding`` runs the workload under DDP or PyTorch's FSDP
+    (``zero2``, ``zero3``, ``hybrid``, or FSDP's own names); each record says which, with the
+    most memory a rank held.
     """
     base = cluster or Launch()
+    sharding = _measured_sharding(sharding)
     for name, value, least, most in (
         ("steps", steps, 1, MAX_STEPS),
         ("warmup", warmup, 0, MAX_STEPS),
@@ -170,6 +174,7 @@ def measure(
         f"--batch={batch}",
         f"--steps={steps}",
         f"--warmup={warmup}",
+        f"--sharding={sharding}",
     ]
     total = len(set(sizes)) * repeats
     done = 0
@@ -194,6 +199,7 @@ def measure(
             single = measured
         e, e_ci = (None, None) if single is None else summary.efficiency(measured, single)
         first = runs[0]
+        peaks = [peak for run in runs for peak in run.get("peak_memory", ())]
         record = Measurement(
             devices=measured.devices,
             throughput=measured.throughput,
@@ -216,6 +222,8 @@ def measure(
             time=timestamp(),
             efficiency=e,
             efficiency_ci=e_ci,
+            sharding=first.get("sharding", sharding),
+            peak_memory=max(peaks) if peaks else None,
         )
         if out is not None:
             try:
@@ -225,6 +233,23 @@ def measure(
             recorded.append(record.devices)
         found.append(record)
     return [record.to_dict() for record in found]
+
+
+MEASURED_SHARDINGS = ("ddp", "zero2", "zero3", "hybrid")  # what PyTorch's DDP and FSDP run (FSDP has no ZeRO-1)
+
+
+def _measured_sharding(value: object) -> str:
+    from dpscale.predict.defaults import SHARDING_SYNONYMS
+
+    name = value.strip().lower() if isinstance(value, str) else value
+    name = dict(SHARDING_SYNONYMS).get(name, name) if isinstance(name, str) else name
+    if name not in MEASURED_SHARDINGS:
+        shown = clip(value) if isinstance(value, str) else value
+        accepted = ", ".join(MEASURED_SHARDINGS)
+        raise InvalidInput(
+            "sharding", shown, N_("one of %(choices)s (FSDP runs no ZeRO-1)"), params={"choices": accepted}
+        )
+    return str(name)
 
 
 def probe(

@@ -1,6 +1,10 @@
 """One rank of a measured run; torchrun starts one per device (``python -m dpscale.measure.worker``).
 
-Two jobs: ``train`` (a synthetic DDP workload, its step times gathered on rank 0) and ``probe``
+Started by srun instead (one task per device, no torchrun), it takes its rank, world size, local
+rank and rendezvous from Slurm's variables (:class:`dpscale.slurm.SlurmStep`).
+
+Two jobs: ``train`` (a synthetic workload under DDP or PyTorch's FSDP, its step times and each
+rank's peak memory gathered on rank 0) and ``probe``
 (all-reduce times over message sizes). Rank 0 writes the result as JSON to ``--result``; every
 rank notes in ``--status`` when it has joined and how many steps it has done, so that the launcher
 can say which rank failed or hung, and its pid, so that the launcher can end it if torchrun could
@@ -28,6 +32,7 @@ from torch import nn
 
 from dpscale.measure import _lifeline
 from dpscale.measure.workloads import build, count
+from dpscale.slurm import SlurmStep
 
 
 def _fault(rank: int, step: int | None) -> None:
@@ -56,12 +61,58 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _pieces(module: nn.Module) -> list[nn.Module]:
+    """The blocks FSDP shards one by one: each layer holding weights (a transformer's layer whole)."""
+    out: list[nn.Module] = []
+    for child in module.children():
+        has_weights = any(p.requires_grad for p in child.parameters())
+        nested = any(any(p.requires_grad for p in c.parameters()) for c in child.children())
+        if has_weights and (isinstance(child, nn.TransformerEncoderLayer) or not nested):
+            out.append(child)
+        elif nested:
+            out.extend(_pieces(child))
+    return out
+
+
+def _wrapped(model: nn.Module, sharding: str, world: int, device: torch.device) -> nn.Module:
+    """``model`` kept in step as ``sharding`` says: DDP, or FSDP (fully_shard) per block and whole.
+
+    zero3 reshards each block's weights after its forward pass (FULL_SHARD), zero2 keeps them
+    gathered until the backward pass is done (SHARD_GRAD_OP), hybrid shards inside a node and
+    replicates across nodes (HSDP, a 2-D device mesh).
+    """
+    if world == 1:
+        return model
+    if sharding == "ddp":
+        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    if sharding == "hybrid":
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        mesh = init_device_mesh(device.type, (world // local, local), mesh_dim_names=("replicate", "shard"))
+    else:
+        mesh = init_device_mesh(device.type, (world,))
+    reshard = sharding != "zero2"
+    for piece in _pieces(model):
+        fully_shard(piece, mesh=mesh, reshard_after_forward=reshard)
+    fully_shard(model, mesh=mesh, reshard_after_forward=reshard)
+    return model
+
+
+def _peak_memory(device: torch.device) -> float:
+    """Bytes this rank held at most: the allocator's peak on a GPU, the resident size on a CPU."""
+    if device.type == "cuda":
+        return float(torch.cuda.max_memory_allocated(device))
+    import resource
+
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux counts kilobytes
+
+
 def train(args: argparse.Namespace, rank: int, world: int, device: torch.device, status: Path) -> dict[str, Any] | None:
     model, x, y = build(args.workload, args.params, args.batch, device)
     params = count(model)
-    net: nn.Module = model
-    if world > 1:
-        net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    net = _wrapped(model, args.sharding, world, device)
     optimizer = torch.optim.SGD(net.parameters(), lr=1e-3)
     loss_fn = nn.MSELoss()
     times: list[float] = []
@@ -77,13 +128,19 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device,
             times.append(elapsed)
         _note(status, rank, "step", step + 1)
     gathered: list[Any] = [None] * world
+    mine = (times, _peak_memory(device))
     if world > 1:
-        dist.all_gather_object(gathered, times)
+        dist.all_gather_object(gathered, mine)
     else:
-        gathered = [times]
+        gathered = [mine]
     if rank != 0:
         return None
-    return {"params": params, "step_times": gathered}
+    return {
+        "params": params,
+        "step_times": [rank_times for rank_times, _ in gathered],
+        "peak_memory": [peak for _, peak in gathered],
+        "sharding": args.sharding,
+    }
 
 
 def _sweep_sizes(
@@ -142,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job", choices=["train", "probe"])
     parser.add_argument("--backend", default="gloo")
     parser.add_argument("--workload", default="mlp")
+    parser.add_argument("--sharding", default="ddp", choices=["ddp", "zero2", "zero3", "hybrid"])
     parser.add_argument("--params", type=float, default=1e6)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=20)
@@ -154,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     _lifeline.watch()
+    if "RANK" not in os.environ:  # started by srun rather than torchrun: Slurm says who is who
+        step = SlurmStep.from_env(os.environ)
+        if step is not None:
+            os.environ.update(step.torch_env())
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     local_rank = int(os.environ.get("LOCAL_RANK", 0))

@@ -14,9 +14,16 @@ A message step costs α (latency) and each byte β = 1 / (bandwidth × achievabl
                   2(g−1)·α_in + 2(g−1)/g · S·β_in  +  2(N−1)·α_out + 2(N−1)/N · S·β_node,
                   where the node's network bandwidth (all its NICs) carries the g shards at once.
 
-``auto`` takes the fastest for each size, as NCCL's tuner does. nccl-tests report
-algbw = S / t and, for all-reduce, busbw = algbw · 2(n−1)/n: the per-link rate a ring would need,
-comparable with the link's bandwidth whatever n is.
+``auto`` takes the fastest for each size, as NCCL's tuner does.
+
+A reduce-scatter or an all-gather of a buffer of S bytes (the whole buffer: each rank ends with,
+or starts from, S/n of it) is one half of the ring or hierarchical all-reduce above:
+
+    (n−1)·α + (n−1)/n · S·β            ring (NCCL runs these two on rings, not trees)
+
+nccl-tests report algbw = S / t and busbw = algbw · 2(n−1)/n for an all-reduce, algbw · (n−1)/n
+for a reduce-scatter or an all-gather: the per-link rate a ring would need, comparable with the
+link's bandwidth whatever n is.
 
 Every function takes numbers or numpy arrays (n, S, …) and broadcasts.
 """
@@ -24,7 +31,7 @@ Every function takes numbers or numpy arrays (n, S, …) and broadcasts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,7 +53,14 @@ __all__ = [
     "tree_terms",
     "hierarchical_terms",
     "candidates",
+    # reduce-scatter and all-gather (sharded data parallelism)
+    "Collective",
+    "gather_candidates",
+    "reduce_scatter_time",
+    "all_gather_time",
 ]
+
+Collective = Literal["all_reduce", "reduce_scatter", "all_gather"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +189,49 @@ def all_reduce_time(
     nodes they run on the slowest tier, the per-rank share of the node's network, and hierarchical
     uses both tiers. ``auto`` is the fastest of the three at each size.
     """
-    found = candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
+    return _fastest(candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm), size)
+
+
+def gather_candidates(
+    ranks: Any,
+    *,
+    intra: Link,
+    inter: Link | None = None,
+    per_node: int | None = None,
+    algorithm: Algorithm | str = "auto",
+) -> list[Affine]:
+    """The (a, c) terms of a reduce-scatter or an all-gather: half of a ring's or a hierarchical all-reduce's.
+
+    NCCL runs both on rings, so ``tree`` (and ``auto``) price the ring and, across nodes, the
+    hierarchical form; ``auto`` then takes the faster at each size.
+    """
+    names = ("ring", "hierarchical") if algorithm in ("auto", "tree") else (algorithm,)
+    out: list[Affine] = []
+    for name in names:
+        (a, c), *_ = candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=name)
+        out.append((a / 2, c / 2))
+    return out
+
+
+def _fastest(found: list[Affine], size: Any) -> Any:
     best = _at(found[0], size)
     for terms in found[1:]:
         best = np.minimum(best, _at(terms, size))
     return best
+
+
+def reduce_scatter_time(
+    size: Any, ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None
+) -> Any:
+    """Seconds for one reduce-scatter of a ``size``-byte buffer over ``ranks`` ranks (each keeps size/n)."""
+    return _fastest(gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node), size)
+
+
+def all_gather_time(
+    size: Any, ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None
+) -> Any:
+    """Seconds for one all-gather into a ``size``-byte buffer over ``ranks`` ranks (each gives size/n)."""
+    return _fastest(gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node), size)
 
 
 def algbw(size: Any, seconds: Any) -> Any:
@@ -187,7 +239,8 @@ def algbw(size: Any, seconds: Any) -> Any:
     return np.asarray(size, dtype=np.float64) / np.asarray(seconds, dtype=np.float64)
 
 
-def busbw(size: Any, seconds: Any, ranks: Any) -> Any:
-    """nccl-tests' bus bandwidth for all-reduce: algbw · 2(n−1)/n."""
+def busbw(size: Any, seconds: Any, ranks: Any, collective: Collective = "all_reduce") -> Any:
+    """nccl-tests' bus bandwidth: algbw · 2(n−1)/n for an all-reduce, algbw · (n−1)/n for the other two."""
     n = np.asarray(ranks, dtype=np.float64)
-    return algbw(size, seconds) * 2 * (n - 1) / n
+    factor = 2 if collective == "all_reduce" else 1
+    return algbw(size, seconds) * factor * (n - 1) / n

@@ -14,11 +14,20 @@ from typing import TYPE_CHECKING
 
 from dpscale.errors import N_, MissingInput
 from dpscale.inputs import Definition, Input, Values
-from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_DEVICES_PER_NODE, DEFAULT_JITTER
+from dpscale.predict.defaults import (
+    ALGORITHMS,
+    DDP_BUCKET_BYTES,
+    DEFAULT_DEVICES_PER_NODE,
+    DEFAULT_JITTER,
+    DEFAULT_LAYERS,
+    OPTIMIZERS,
+    SHARDING_SYNONYMS,
+    SHARDINGS,
+)
 from dpscale.predict.presets import Tier, presets
 
 if TYPE_CHECKING:
-    from dpscale.predict.model import Cluster, Lever, Prediction, Workload
+    from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
 
 __all__ = ["PREDICT", "Request", "build"]
 
@@ -98,8 +107,7 @@ PREDICT_INPUTS = (
     Input(
         "per_device_throughput",
         "number",
-        "v: one device's throughput alone, samples/s.",
-        required=True,
+        "v: one device's throughput alone, samples/s (or give --measured).",
         low=1e-6,
         high=1e12,
         option="--per-device",
@@ -107,6 +115,16 @@ PREDICT_INPUTS = (
         example=("938", "938"),
         group="workload",
         label=N_("Throughput of one device alone (samples/s)"),
+        hint=N_("Or leave it empty and give a measurement of the whole cluster below."),
+    ),
+    Input(
+        "measured",
+        "reference",
+        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500), instead of --per-device: "
+        "efficiencies are then relative to N.",
+        group="workload",
+        label=N_("Or a measurement: devices:throughput of the whole cluster"),
+        hint=N_("For example 8:7500 (8 devices together ran at 7,500 samples/s); efficiencies are then relative to 8."),
     ),
     Input(
         "batch",
@@ -143,6 +161,16 @@ PREDICT_INPUTS = (
         example=("4", "4"),
         group="workload",
         label=N_("Bytes per gradient value (4 for fp32)"),
+    ),
+    Input(
+        "param_bytes",
+        "number",
+        "Bytes per weight as the all-gathers move it and a device holds it (2: bf16).",
+        default=4.0,
+        low=0.125,
+        high=16,
+        group="sharding",
+        label=N_("Bytes per weight (2 for bf16)"),
     ),
     Input(
         "accumulation",
@@ -277,6 +305,75 @@ PREDICT_INPUTS = (
         group="cluster",
         label=N_("Step-time variation across devices"),
     ),
+    Input(
+        "sharding",
+        "choice",
+        "Data parallelism: ddp (replicated), zero1, zero2, zero3 (FSDP full_shard) or hybrid (HSDP).",
+        default="ddp",
+        choices=SHARDINGS,
+        synonyms=SHARDING_SYNONYMS,
+        example=("ddp", "ddp"),
+        group="sharding",
+        label=N_("Strategy"),
+        choice_labels=(
+            N_("DDP: every device holds the whole model"),
+            N_("ZeRO-1: optimizer states sharded"),
+            N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
+            N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
+            N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
+        ),
+    ),
+    Input(
+        "shard_group",
+        "count",
+        "Devices that share one copy of the model states under hybrid [default: one node].",
+        low=1,
+        high=10**9,
+        group="sharding",
+        label=N_("Sharding group of hybrid (empty: one node)"),
+    ),
+    Input(
+        "optimizer",
+        "choice",
+        "Optimizer whose states each device holds: adam, adamw or sgd.",
+        default="adam",
+        choices=OPTIMIZERS,
+        example=("adam", "adam"),
+        group="sharding",
+        label=N_("Optimizer"),
+        choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+    ),
+    Input(
+        "layers",
+        "count",
+        f"Pieces a sharded model is gathered in, one prefetched ahead (one per block) [default: {DEFAULT_LAYERS}].",
+        low=1,
+        high=10**6,
+        group="sharding",
+        label=N_("Pieces the model is gathered in (empty: 32)"),
+    ),
+    Input(
+        "activation_memory",
+        "bytes",
+        "Activation memory per device, when known: 20GiB.",
+        low=1,
+        high=1e15,
+        group="sharding",
+        unit="bytes",
+        label=N_("Activation memory per device (optional)"),
+        hint=N_("For example 20 GiB."),
+    ),
+    Input(
+        "device_memory",
+        "bytes",
+        "Memory of one device, to say which configurations fit: 80GiB.",
+        low=1,
+        high=1e15,
+        group="sharding",
+        unit="bytes",
+        label=N_("Memory of one device (optional)"),
+        hint=N_("For example 80 GiB: the table then says what fits."),
+    ),
 )
 
 
@@ -287,16 +384,17 @@ class Request:
     devices: tuple[int, ...]
     workload: Workload
     cluster: Cluster
+    reference: Reference | None = None
 
     def predict(self) -> Prediction:
         from dpscale.predict import model
 
-        return model.predict(list(self.devices), self.workload, self.cluster)
+        return model.predict(list(self.devices), self.workload, self.cluster, reference=self.reference)
 
     def levers(self) -> list[Lever]:
         from dpscale.predict import model
 
-        return model.levers(list(self.devices), self.workload, self.cluster)
+        return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
 
 
 def build(values: Values) -> Request:
@@ -318,8 +416,24 @@ def build(values: Values) -> Request:
         raise MissingInput(
             "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
         )
+    reference = None if v["measured"] is None else model.Reference(*v["measured"])
+    calibrate = reference if v["per_device_throughput"] is None else None  # both given: one device's (issue 17)
+    speed = v["per_device_throughput"]
+    if speed is None:
+        if reference is None:
+            raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
+        speed = reference.throughput / reference.devices  # calibrated by the model on the measurement
     workload = model.Workload(
-        v["per_device_throughput"], v["batch"], v["params"], v["grad_bytes"], v["accumulation"], v["input_throughput"]
+        speed,
+        v["batch"],
+        v["params"],
+        v["grad_bytes"],
+        v["accumulation"],
+        v["input_throughput"],
+        param_bytes=v["param_bytes"],
+        optimizer=v["optimizer"],
+        layers=v["layers"] or DEFAULT_LAYERS,
+        activation_memory=v["activation_memory"],
     )
     cluster = model.Cluster(
         intra,
@@ -329,13 +443,21 @@ def build(values: Values) -> Request:
         v["overlap"],
         v["bucket_bytes"],
         v["jitter"],
+        sharding=v["sharding"],
+        shard_group=v["shard_group"],
+        device_memory=v["device_memory"],
     )
-    return Request(tuple(v["devices"]), workload, cluster)
+    return Request(tuple(v["devices"]), workload, cluster, calibrate)
 
 
 PREDICT = Definition(
     "predict",
     PREDICT_INPUTS,
     build,
-    groups=(("workload", N_("Job")), ("cluster", N_("Interconnect")), ("advanced", N_("More settings"))),
+    groups=(
+        ("workload", N_("Job")),
+        ("cluster", N_("Interconnect")),
+        ("sharding", N_("Sharding and memory")),
+        ("advanced", N_("More settings")),
+    ),
 )

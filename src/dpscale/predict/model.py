@@ -24,169 +24,48 @@ One optimizer step on each device:
 Gradient accumulation (k > 1) synchronises only on the last micro-step (DDP's no_sync), so it
 spreads one all-reduce over k times the compute. Every term is reported per device count, so the
 largest one is the bottleneck to work on.
+
+That is replicated data parallelism (DDP). Sharded strategies (ZeRO 1–3, FSDP, HSDP) replace
+T_comm and T_exposed with their reduce-scatters and all-gathers (:mod:`dpscale.predict.sharding`),
+which also says what each device holds in memory.
+
+A reference measurement (the whole cluster's throughput A_N measured on N devices) may stand in
+for one device's throughput: the compute time is then the one for which the model's step time at
+N gives A_N back, and E(n) is stated relative to N, T_step(N) / T_step(n), as LLM reports do.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
 
 from dpscale import _validate
-from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
+from dpscale.predict import sharding as sharded
 from dpscale.predict.collectives import Link, candidates
-from dpscale.predict.defaults import ALGORITHMS, DDP_BUCKET_BYTES, DEFAULT_JITTER, Algorithm
+from dpscale.predict.defaults import Sharding
+from dpscale.predict.job import Cluster, Workload
+from dpscale.predict.prediction import Memory, Prediction
+from dpscale.predict.sharding import BACKWARD_SHARE
 
-__all__ = ["Cluster", "Lever", "Prediction", "Workload", "levers", "predict", "step_terms", "input_wait"]
+__all__ = [
+    "Cluster",
+    "Lever",
+    "Memory",
+    "Prediction",
+    "Reference",
+    "Workload",
+    "input_wait",
+    "levers",
+    "predict",
+    "step_terms",
+]
 
-BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
-Bottleneck = Literal["compute", "communication", "stragglers", "input"]
 Array = npt.NDArray[Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    """What one device runs: ``per_device_throughput`` samples/s alone, at micro-batch ``batch``.
-
-    ``input_throughput``, when known, is what the input pipeline of one node sustains in all
-    (samples/s), shared by the node's devices; one device alone ran at ``per_device_throughput``
-    with it, so it is at least that.
-    """
-
-    per_device_throughput: float
-    batch: float
-    params: float
-    grad_bytes: float = 4.0
-    accumulation: int = 1
-    input_throughput: float | None = None
-
-    def __post_init__(self) -> None:
-        # Stored as validated: floats (an int of 2**63 would overflow numpy's integers) and a whole k.
-        for name in ("per_device_throughput", "batch", "params", "grad_bytes"):
-            object.__setattr__(self, name, _validate.positive(name, getattr(self, name)))
-        object.__setattr__(self, "accumulation", _validate.whole("accumulation", self.accumulation))
-        if self.input_throughput is not None:
-            object.__setattr__(self, "input_throughput", _validate.positive("input_throughput", self.input_throughput))
-            if self.input_throughput < self.per_device_throughput:
-                raise InvalidInput(
-                    "input_throughput",
-                    self.input_throughput,
-                    N_(
-                        "at least the per-device throughput (%(v)s): one device alone ran at that speed with "
-                        "this input pipeline"
-                    ),
-                    params={"v": f"{self.per_device_throughput:g}"},
-                )
-
-    @property
-    def gradient_bytes(self) -> float:
-        """G = P · bytes per gradient."""
-        return self.params * self.grad_bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """The devices' links: ``intra`` inside a node of ``devices_per_node``, ``inter`` per node."""
-
-    intra: Link
-    devices_per_node: int = 8
-    inter: Link | None = None
-    algorithm: Algorithm = "auto"
-    overlap: bool = True
-    bucket_bytes: float = DDP_BUCKET_BYTES
-    jitter: float = DEFAULT_JITTER
-
-    def __post_init__(self) -> None:
-        _validate.whole("devices_per_node", self.devices_per_node)
-        if self.algorithm not in ALGORITHMS:
-            raise InvalidInput(
-                "algorithm", self.algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)}
-            )
-        _validate.positive("bucket", self.bucket_bytes)
-        if not (0 <= self.jitter < 1):
-            raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")
-
-
-@dataclass(frozen=True)
-class Prediction(ShowsAsTable):
-    """E(n), A(n), S(n) and the step-time terms, one element per device count."""
-
-    devices: Array
-    compute_time: Array
-    communication_time: Array
-    exposed_communication: Array
-    straggler_wait: Array
-    input_wait: Array
-    workload: Workload
-    cluster: Cluster
-    assumptions: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def step_time(self) -> Array:
-        return np.asarray(self.compute_time + self.exposed_communication + self.straggler_wait + self.input_wait)
-
-    @property
-    def efficiency(self) -> Array:
-        """E(n) = T_step(1) / T_step(n); T_step(1) is the compute alone."""
-        return np.asarray(self.compute_time / self.step_time)
-
-    @property
-    def actual_throughput(self) -> Array:
-        return np.asarray(self.devices * self.workload.per_device_throughput * self.efficiency)
-
-    @property
-    def speedup(self) -> Array:
-        return np.asarray(self.devices * self.efficiency)
-
-    @property
-    def bottleneck(self) -> list[Bottleneck]:
-        """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
-        names: tuple[Bottleneck, ...] = ("communication", "stragglers", "input")
-        extra = np.stack([self.exposed_communication, self.straggler_wait, self.input_wait])
-        largest = np.argmax(extra, axis=0)  # ties: the first, communication
-        return [
-            "compute" if value == 0 else names[i]
-            for i, value in zip(largest.tolist(), extra.max(axis=0).tolist(), strict=True)
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        columns = zip(
-            self.devices.tolist(),
-            self.efficiency.tolist(),
-            self.actual_throughput.tolist(),
-            self.speedup.tolist(),
-            self.bottleneck,
-            self.step_time.tolist(),
-            self.compute_time.tolist(),
-            self.communication_time.tolist(),
-            self.exposed_communication.tolist(),
-            self.straggler_wait.tolist(),
-            self.input_wait.tolist(),
-            strict=True,
-        )  # each column computed once: a row per device count, linear in their number
-        rows = [
-            {
-                "devices": n,
-                "efficiency": e,
-                "actual_throughput": a,
-                "speedup": s,
-                "bottleneck": b,
-                "step_time": {
-                    "total": total,
-                    "compute": compute,
-                    "communication": comm,
-                    "exposed_communication": exposed,
-                    "straggler_wait": straggler,
-                    "input_wait": wait,
-                },
-            }
-            for n, e, a, s, b, total, compute, comm, exposed, straggler, wait in columns
-        ]
-        return {"predictions": rows, "assumptions": self.assumptions}
 
 
 def _devices(devices: Any) -> Array:
@@ -200,19 +79,6 @@ def _devices(devices: Any) -> Array:
     return n.astype(np.int64)
 
 
-def _exposed(bucket_time: Any, buckets: Any, backward: Any, overlap: bool) -> Any:
-    """Time the last bucket's all-reduce ends after the backward pass (broadcasts over everything).
-
-    Bucket i of b becomes ready at backward·i/b and the reductions run one at a time, each taking
-    c: the last ends at max over i of ready_i + (b − i + 1)·c. That is linear in i, so the maximum
-    is at i = 1 or i = b: max(backward/b + b·c, backward + c).
-    """
-    if not overlap:
-        return bucket_time * buckets
-    end = np.maximum(backward / buckets + buckets * bucket_time, backward + bucket_time)
-    return np.maximum(end - backward, 0.0)
-
-
 def step_terms(
     devices: Any,
     per_device_throughput: Any,
@@ -223,13 +89,14 @@ def step_terms(
 ) -> tuple[Any, Any, Any, Any]:
     """Compute, communication, exposed communication and straggler wait per step (seconds).
 
-    The one place for the formulas of the module docstring; every argument but ``cluster``
-    broadcasts, so a grid of millions of configurations is one call. Inputs are not checked here
-    (see :func:`predict`).
+    The one place for the formulas of the module docstring, for DDP; every argument but
+    ``cluster`` broadcasts, so a grid of millions of configurations is one call. Inputs are not
+    checked here (see :func:`predict`).
     """
     n = np.asarray(devices, dtype=np.float64)
     micro = np.divide(batch, per_device_throughput)
     compute = micro if np.all(np.equal(accumulation, 1)) else np.multiply(accumulation, micro)
+    wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
     buckets = np.maximum(1.0, np.ceil(np.divide(gradient_bytes, cluster.bucket_bytes)))
     per_node = cluster.devices_per_node if cluster.inter is not None else None
     found = candidates(n, intra=cluster.intra, inter=cluster.inter, per_node=per_node, algorithm=cluster.algorithm)
@@ -245,8 +112,7 @@ def step_terms(
         for a, c in found[1:]:
             np.minimum(per_bucket, a + c * bucket_size, out=per_bucket)
         communication = per_bucket * buckets
-        exposed = _exposed(per_bucket, buckets, BACKWARD_SHARE * micro, cluster.overlap)
-    wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
+        exposed = sharded.exposed(per_bucket, buckets, BACKWARD_SHARE * micro, cluster.overlap)
     return compute, communication, exposed, wait
 
 
@@ -263,8 +129,71 @@ def input_wait(
     return np.multiply(accumulation, np.maximum(excess, 0.0))
 
 
-def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
-    """Predict E(n), A(n) and the step-time terms for each device count in ``devices``.
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """The whole cluster's throughput measured on ``devices`` devices: it stands in for one device's."""
+
+    devices: int
+    throughput: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "devices", _validate.device_count("measured", self.devices))
+        object.__setattr__(self, "throughput", _validate.positive("measured", self.throughput))
+
+
+def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
+    """Compute, communication, exposed communication, straggler wait and input wait, per device count."""
+    with np.errstate(all="ignore"):  # overflow is checked by the caller and named
+        compute, communication, exposed, wait = step_terms(
+            n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c
+        )
+        if c.sharding != "ddp":
+            micro = w.batch / w.per_device_throughput
+            sizes = (w.params, w.grad_bytes, w.param_bytes, w.accumulation, w.layers)
+            communication, exposed = sharded.sharded_terms(n, micro, *sizes, c)
+        fed = (
+            0.0
+            if w.input_throughput is None
+            else input_wait(n, w.per_device_throughput, w.batch, w.accumulation, w.input_throughput, c.devices_per_node)
+        )
+    return tuple(
+        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy()
+        for term in (compute, communication, exposed, wait, fed)
+    )
+
+
+def _calibrated(reference: Reference, workload: Workload, cluster: Cluster) -> Workload:
+    """The workload whose one-device speed makes the model's step time at N give the measured A_N back.
+
+    The step time grows with the compute time, so a bisection on it (in log space) finds it.
+    """
+    n = np.asarray([float(reference.devices)])
+    target = workload.batch * workload.accumulation * reference.devices / reference.throughput  # T_step(N)
+
+    def step(speed: float) -> float:
+        with np.errstate(all="ignore"):
+            terms = _terms(n, replace(workload, per_device_throughput=speed, input_throughput=None), cluster)
+        return float(terms[0][0] + terms[2][0] + terms[3][0])
+
+    measured = reference.throughput / reference.devices
+    low, high = measured, measured * 1e12  # the compute alone is at least as fast as the measured step
+    if step(high) > target:
+        raise InvalidInput(
+            "measured",
+            f"{reference.devices}:{reference.throughput:g}",
+            N_("a throughput the interconnect allows at that size: its communication alone takes longer"),
+        )
+    for _ in range(100):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if step(middle) > target else (low, middle)
+    return replace(workload, per_device_throughput=high)
+
+
+def predict(devices: Any, workload: Workload, cluster: Cluster, *, reference: Reference | None = None) -> Prediction:
+    """Predict E(n), A(n), the step-time terms and the memory per device for each device count in ``devices``.
+
+    With a ``reference`` measurement, one device's compute speed is calibrated on it and E(n) is
+    relative to its size.
 
     >>> from dpscale.predict.collectives import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
@@ -272,17 +201,9 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
     [1.0, 0.96]
     """
     n = _devices(devices)
-    w, c = workload, cluster
-    with np.errstate(all="ignore"):  # overflow is checked just below and named
-        terms = step_terms(n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c)
-        waiting_for_input = (
-            0.0
-            if w.input_throughput is None
-            else input_wait(n, w.per_device_throughput, w.batch, w.accumulation, w.input_throughput, c.devices_per_node)
-        )
-    compute, communication, exposed, wait, fed = (
-        np.broadcast_to(np.asarray(term, dtype=np.float64), n.shape).copy() for term in (*terms, waiting_for_input)
-    )
+    c = cluster
+    w = workload if reference is None else _calibrated(reference, workload, cluster)
+    compute, communication, exposed, wait, fed = _terms(n, w, c)
     with np.errstate(over="ignore"):
         step = compute + exposed + wait + fed  # every term ≥ 0: the sum is finite only if each term is
     if not (np.all(np.isfinite(step)) and np.all(np.isfinite(communication)) and np.all(compute > 0)):
@@ -292,46 +213,100 @@ def predict(devices: Any, workload: Workload, cluster: Cluster) -> Prediction:
             "batch", w.batch, "a batch, throughput and model size whose step times are finite and above 0"
         )
     _validate.finite_result("per_device_throughput", w.per_device_throughput, float(n.max()) * w.per_device_throughput)
+    reference_step = None
+    if reference is not None:
+        reference_step = w.batch * w.accumulation * reference.devices / reference.throughput
+    return Prediction(
+        n,
+        compute,
+        communication,
+        exposed,
+        wait,
+        fed,
+        w,
+        c,
+        sharded.memory(n, w, c),
+        np.broadcast_to(sharded.communication_volume(n, w, c), n.shape).astype(np.float64),
+        _assumptions(w, c, reference),
+        None if reference is None else reference.devices,
+        reference_step,
+    )
+
+
+def _assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
     gradient = w.gradient_bytes
-    buckets = max(1, math.ceil(gradient / c.bucket_bytes))
-    assumptions = {
+    return {
+        "sharding": c.sharding,
+        "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
         "gradient_bytes": gradient,
-        "buckets": buckets,
+        "param_bytes": w.param_bytes,
+        "optimizer": w.optimizer,
+        "layers": w.layers,
+        "buckets": max(1, math.ceil(gradient / c.bucket_bytes)),
         "bucket_bytes": c.bucket_bytes,
         "backward_share": BACKWARD_SHARE,
         "algorithm": c.algorithm,
         "overlap": c.overlap,
         "jitter": c.jitter,
         "devices_per_node": c.devices_per_node,
+        "device_memory": c.device_memory,
         "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},
         "inter": None
         if c.inter is None
         else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
         "input_throughput": w.input_throughput,
+        "reference": None
+        if reference is None
+        else {
+            "devices": reference.devices,
+            "throughput": reference.throughput,
+            "compute_speed": w.per_device_throughput,
+        },
         "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
         + "host contention, compute slowed by concurrent NCCL kernels, "
         "power and clock limits when every device of a node runs",
     }
-    return Prediction(n, compute, communication, exposed, wait, fed, w, c, assumptions)
 
 
 @dataclass(frozen=True, slots=True)
 class Lever:
-    """A what-if: the change, and the efficiency it gives at the largest device count asked for."""
+    """A what-if: the change, and the efficiency it gives at the largest device count asked for.
+
+    ``fits``: whether each device's memory then holds what it must (None: its memory was not given).
+    """
 
     name: str
     description: str
     efficiency: float
     gain: float  # points of efficiency over the prediction as given
+    fits: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "efficiency": self.efficiency, "gain": self.gain}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "efficiency": self.efficiency,
+            "gain": self.gain,
+            "fits": self.fits,
+        }
 
 
-def levers(devices: Any, workload: Workload, cluster: Cluster) -> list[Lever]:
-    """The seed FAQ's levers, each tried alone at the largest device count, best first."""
+def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Reference | None = None) -> list[Lever]:
+    """The seed FAQ's levers and the other sharding strategies, each tried alone at the largest
+    device count; those that fit in the device's memory first, then the most efficient."""
     n = int(_devices(devices).max())
-    base = float(predict([n], workload, cluster).efficiency[0])
+    if reference is not None:
+        workload = _calibrated(reference, workload, cluster)
+
+    def outcome(w: Workload, c: Cluster) -> tuple[float, bool | None]:
+        p = predict([n], w, c)
+        fits = None if p.fits is None else bool(p.fits[0])
+        if reference is None:
+            return float(p.efficiency[0]), fits
+        # relative to the measurement: what each device delivers against what it delivered there
+        return float(p.actual_throughput[0]) / n / (reference.throughput / reference.devices), fits
+
+    base, _ = outcome(workload, cluster)
 
     def faster(link: Link) -> Link:
         return replace(link, bandwidth=2 * link.bandwidth)
@@ -387,13 +362,17 @@ def levers(devices: Any, workload: Workload, cluster: Cluster) -> list[Lever]:
                     replace(cluster, algorithm=algorithm),
                 )
             )
+    for strategy in get_args(Sharding):
+        if strategy != cluster.sharding:
+            instead = f"{strategy} instead of {cluster.sharding}"
+            options.append((f"sharding_{strategy}", instead, workload, replace(cluster, sharding=strategy)))
     out = []
     for name, description, w, c in options:
         if c == cluster and w == workload:
             continue  # already in effect
         try:
-            e = float(predict([n], w, c).efficiency[0])
+            e, fits = outcome(w, c)
         except InvalidInput:  # a what-if past floating point (doubling 1e307 parameters): left out
             continue
-        out.append(Lever(name, description, e, e - base))
-    return sorted(out, key=lambda lever: lever.efficiency, reverse=True)
+        out.append(Lever(name, description, e, e - base, fits))
+    return sorted(out, key=lambda lever: (lever.fits is not False, lever.efficiency), reverse=True)

@@ -23,4 +23,6 @@ def lever_text(name: str, lang: Lang) -> str:
         "algorithm_tree": _("use the tree all-reduce"),
         "algorithm_hierarchical": _("use the hierarchical all-reduce"),
     }
+    if name.startswith("sharding_"):  # sharding_zero3: the strategy instead of the one given
+        return _("shard with %(strategy)s instead") % {"strategy": name.removeprefix("sharding_")}
     return texts[name]

@@ -11,17 +11,14 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
 from dpscale.inputs import Definition, Input
+from dpscale.parse import read_input
 from dpscale.predict import inputs as predict_inputs
 from dpscale.web.schemas import (
-    MAX_DEVICES,
-    MAX_THROUGHPUT,
-    MIN_POSITIVE,
     BatchOut,
     BubbleOut,
     DeadlineOut,
@@ -57,30 +54,6 @@ big_body: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get(
-    "/api/v1/scaling",
-    response_model=ScalingOut,
-    responses=bad_input,
-    summary="Ideal and actual throughput and speedup",
-)
-async def api_scaling(
-    devices: Annotated[int, Query(ge=1, le=MAX_DEVICES, description="d, number of devices (whole, ≥ 1)")],
-    per_device_throughput: Annotated[
-        float, Query(ge=MIN_POSITIVE, le=MAX_THROUGHPUT, description="v, one device's throughput alone (> 0)")
-    ],
-    efficiency: Annotated[
-        float, Query(ge=MIN_POSITIVE, le=1, description="E, scaling efficiency as a fraction (0 < E ≤ 1)")
-    ],
-    unit: Annotated[
-        str,
-        Query(min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, description="throughput unit label"),
-    ] = "samples/s",
-) -> Response:
-    # A JSONResponse skips re-validating the result against the response model: the core's
-    # result is already typed, and the model stays in the schema (Schemathesis checks it).
-    return JSONResponse(scaling.scale(devices, per_device_throughput, efficiency, unit=unit).to_dict())
-
-
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
     description = f"{item.help} ({item.unit})" if item.unit else item.help
@@ -93,18 +66,22 @@ def _parameter(item: Input) -> inspect.Parameter:
         )
         annotation = Annotated[list[Annotated[int, Field(ge=item.low, le=item.high)]], query]
     elif item.kind == "choice":
-        query = Query(description=description, json_schema_extra={"enum": list(item.choices)}, alias=item.api_name)
+        query = Query(description=description, json_schema_extra={"enum": list(item.accepted)}, alias=item.api_name)
         annotation = Annotated[str, query]
     elif item.kind == "switch":
         annotation = Annotated[bool, Query(description=description, alias=item.api_name)]
+    elif item.kind == "reference":  # devices:throughput, written as a program writes numbers
+        reference = Query(description=f"{description}: devices:throughput (8:7500)", alias=item.api_name)
+        annotation = Annotated[str, reference]
     elif item.kind == "text":
-        annotation = Annotated[
-            str, Query(description=description, min_length=1, max_length=LABEL_LENGTH, alias=item.api_name)
-        ]
+        text = Query(
+            description=description, min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, alias=item.api_name
+        )
+        annotation = Annotated[str, text]
     else:
         number: Any = int if item.kind == "count" else float
         annotation = Annotated[number, Query(description=description, ge=item.low, le=item.high, alias=item.api_name)]
-    if item.required:
+    if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if item.default is None:
         base, query = get_args(annotation)
@@ -121,7 +98,12 @@ def _endpoint(
     one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
+    readable = [item for item in definition.on("api") if item.kind == "reference"]
+
     def compute(**values: Any) -> dict[str, Any]:
+        for item in readable:  # a pair in one parameter: read as the English page reads it
+            if values[item.name] is not None:
+                values[item.name] = read_input(item, values[item.name], "en")
         return answer(definition.build(values))
 
     async def quick(**values: Any) -> dict[str, Any]:
@@ -133,6 +115,16 @@ def _endpoint(
     endpoint.__name__ = f"api_{definition.name}"
     return endpoint
 
+
+api_scaling = _endpoint(scaling.SCALING, lambda solution: solution.scaling.to_dict(), costly=False)
+router.add_api_route(
+    "/api/v1/scaling",
+    api_scaling,
+    methods=["GET"],
+    response_model=ScalingOut,
+    responses=bad_input,
+    summary="Ideal and actual throughput and speedup",
+)
 
 CHEAP: list[tuple[Definition, type[BaseModel] | Any, str]] = [
     (batch.BATCH, BatchOut, "Effective batch size"),
@@ -176,5 +168,10 @@ router.add_api_route(
 )
 def api_fit(body: FitIn) -> dict[str, Any]:  # a fit of up to 10 000 points: off the event loop
     from dpscale import fit as fitting
+    from dpscale.errors import InvalidInput
 
-    return fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at).to_dict()
+    try:
+        result = fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at)
+    except InvalidInput as exc:  # the core names one model; the body's key is the list's
+        raise exc.renamed("models") if exc.field == "model" else exc from None
+    return result.to_dict()

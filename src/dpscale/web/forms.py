@@ -16,15 +16,13 @@ from typing import Any
 from dpscale import scaling
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput
+from dpscale.fit.inputs import FIT
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
 from dpscale.parse import (
     number_reader,
-    parse_count,
     parse_device_list,
-    parse_efficiency,
-    parse_number,
     read_input,
 )
 from dpscale.pipeline import PIPELINE
@@ -36,10 +34,6 @@ __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "PredictResult", "field
 
 # A parser of dpscale.parse: (text, lang, *, field) -> value, raising InvalidInput naming the field.
 Reader = Callable[..., Any]
-
-
-def _text(text: str, lang: Lang, *, field: str) -> str:
-    return text.strip()
 
 
 def _device_list(text: str, lang: Lang, *, field: str) -> list[int]:
@@ -56,14 +50,6 @@ def _show_number(value: float, lang: Lang) -> str:
 
 def _show_efficiency(value: float, lang: Lang) -> str:
     return format_percent(value, lang, decimals=6)
-
-
-# How a value read in one language is written again in the other (the language switch).
-_SHOW: dict[Reader, Callable[[Any, Lang], str]] = {
-    parse_count: _show_count,
-    parse_number: _show_number,
-    parse_efficiency: _show_efficiency,
-}
 
 
 @dataclass(frozen=True)
@@ -139,6 +125,8 @@ _SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
 def _reader(item: Input) -> Reader:
     if item.kind == "device_list":
         return _device_list
+    if item.kind == "measurements":  # the text pasted or loaded into the page, never a path on the server
+        return _measurements
 
     def read(text: str, lang: Lang, *, field: str) -> Any:
         return read_input(item, text, lang)
@@ -152,7 +140,7 @@ def fields_of(definition: Definition) -> dict[str, Field]:
         item.name: Field(
             _reader(item),
             *(item.example or ("", "")),
-            required=item.required,
+            required=item.required_on("page"),
             show=_SHOW_KIND.get(item.kind),
             spec=item,
         )
@@ -164,7 +152,7 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
     """The values typed in ``source``'s way rewritten in ``target``'s (``2,5`` → ``2.5``); others kept."""
     out = dict(values)
     for name, field in calc.fields.items():
-        show = field.show or _SHOW.get(field.read)
+        show = field.show
         if show is None and values[name] == field.example(source):  # an untouched text: the other's own
             out[name] = field.example(target)  # (échantillons/s on the French page, samples/s on the English)
             continue
@@ -223,11 +211,8 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:
-    return scaling.scale(v["devices"], v["per_device_throughput"], v["efficiency"], unit=v["unit"] or "samples/s")
-
-
-# DLPerf's NVIDIA PyTorch ResNet-50 FP32 medians, 1 to 16 V100s (see the README).
-FIT_EXAMPLE = "devices,throughput\n1,367.29\n4,1449.48\n8,2887.65\n16,5716.79"
+    solution: scaling.Solution = scaling.SCALING.build(v)
+    return solution.scaling  # the page takes d, v and E: A is what it shows
 
 
 @dataclass(frozen=True)
@@ -247,28 +232,13 @@ def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     return read_points(field, text=text, read_number=number_reader(lang))
 
 
-def _model(text: str, lang: Lang, *, field: str) -> str:
-    return text.strip().lower()
-
-
-def _fit(v: dict[str, Any]) -> Any:
-    from dpscale import fit
-
-    models = None if v["model"] in (None, "", "auto") else [v["model"]]
-    return fit.fit(v["measurements"], models=models, at=v["at"] or [])
-
-
 CALCULATORS: dict[str, Calculator] = {
     "scaling": Calculator(
         "scaling",
         "/",
-        {
-            "devices": Field(parse_count, "64", "64"),
-            "per_device_throughput": Field(parse_number, "2 000", "2,000"),
-            "efficiency": Field(parse_efficiency, "90 %", "90%"),
-            "unit": Field(_text, "échantillons/s", "samples/s", required=False),
-        },
+        fields_of(scaling.SCALING),
         _scaling,
+        definition=scaling.SCALING,
     ),
     "batch": Calculator(
         "batch",
@@ -298,12 +268,9 @@ CALCULATORS: dict[str, Calculator] = {
     "fit": Calculator(
         "fit",
         "/fit",
-        {
-            "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE),
-            "at": Field(_device_list, "32; 64; 128", "32, 64, 128", required=False),
-            "model": Field(_model, "auto", "auto", required=False),
-        },
-        _fit,
+        fields_of(FIT),
+        FIT.build,
         aliases={"points": "measurements", "file": "measurements"},
+        definition=FIT,
     ),
 }

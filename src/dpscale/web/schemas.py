@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dpscale import _validate
+from dpscale import _validate, scaling
+from dpscale.fit.inputs import AT, MAX_POINTS, MAX_SIZES
+from dpscale.fit.laws import MODELS
 
 __all__ = [
     "MAX_DEVICES",
@@ -19,6 +21,7 @@ __all__ = [
     "FieldError",
     "FitIn",
     "LeverOut",
+    "MemoryOut",
     "PlanOut",
     "PointIn",
     "PredictOut",
@@ -28,11 +31,11 @@ __all__ = [
 ]
 
 # Bounds the API states in its schema, so that every schema-valid request gets an answer: the
-# core's own bound on device counts (a billion), 10¹² samples/s per device. The calculators made
-# from a definition (dpscale.inputs) take theirs from it.
+# core's own bound on device counts (a billion), and the scaling calculator's on throughputs.
+# The query parameters made from a definition (dpscale.inputs) take theirs from it.
 MAX_DEVICES = _validate.MAX_DEVICES
-MAX_THROUGHPUT = 1e12
-MIN_POSITIVE = 1e-6  # throughputs and efficiencies: so that d·v·E never underflows to 0
+MAX_THROUGHPUT = scaling.MAX_THROUGHPUT
+MIN_POSITIVE = scaling.MIN_POSITIVE
 
 
 class ScalingOut(BaseModel):
@@ -97,6 +100,17 @@ class StepTimeOut(BaseModel):
     input_wait: float
 
 
+class MemoryOut(BaseModel):
+    """Bytes one device holds."""
+
+    parameters: float
+    gradients: float
+    optimizer_states: float
+    buffers: float
+    activations: float
+    total: float
+
+
 class PredictionRowOut(BaseModel):
     devices: int
     efficiency: float
@@ -104,6 +118,9 @@ class PredictionRowOut(BaseModel):
     speedup: float
     bottleneck: str
     step_time: StepTimeOut
+    memory_per_device: MemoryOut
+    communication_volume: float = Field(description="bytes each device sends per optimizer step")
+    fits: bool | None = Field(description="whether the device's memory holds it (null: its memory not given)")
 
 
 class LeverOut(BaseModel):
@@ -111,6 +128,7 @@ class LeverOut(BaseModel):
     description: str
     efficiency: float
     gain: float
+    fits: bool | None
 
 
 class PredictOut(BaseModel):
@@ -127,11 +145,13 @@ class PointIn(BaseModel):
 
 
 class FitIn(BaseModel):
+    """The body of a fit: the definition's inputs as JSON (the measurements as points, the models as a list)."""
+
     model_config = ConfigDict(strict=True)
 
-    points: list[PointIn] = Field(min_length=2, max_length=10_000)
-    models: list[Literal["constant", "amdahl", "gustafson", "usl", "comm"]] | None = None
-    at: list[Annotated[int, Field(ge=1, le=MAX_DEVICES)]] = Field(default_factory=list, max_length=256)
+    points: list[PointIn] = Field(min_length=2, max_length=MAX_POINTS)
+    models: list[Annotated[str, Field(json_schema_extra={"enum": list(MODELS)})]] | None = None
+    at: list[Annotated[int, Field(ge=AT.low, le=AT.high)]] = Field(default_factory=list, max_length=MAX_SIZES)
 
 
 class FieldError(BaseModel):

@@ -1,0 +1,16 @@
+"""nccl-tests' results read into a network profile: ``dpscale probe --import FILE...``.
+
+- :mod:`dpscale.nccltests.reading`: the text or ``-J`` JSON output of ``all_reduce_perf``,
+  ``reduce_scatter_perf`` and ``all_gather_perf``, read into :class:`Log` objects;
+- :mod:`dpscale.nccltests.fitting`: α and β per collective and tier, fitted to the model
+  ``dpscale predict`` prices with, and the profile ``predict --network`` reads.
+
+Neither imports torch: the logs come from a cluster, the import runs anywhere.
+"""
+
+from __future__ import annotations
+
+from dpscale.nccltests.fitting import Check, Imported, import_logs, model_time
+from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log
+
+__all__ = ["COLLECTIVES", "Check", "Imported", "Log", "Row", "import_logs", "model_time", "read_log"]

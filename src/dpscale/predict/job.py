@@ -1,0 +1,113 @@
+"""The job a prediction is about: what one device runs (:class:`Workload`) and the cluster it runs on.
+
+Plain validated descriptions, no arithmetic: :mod:`dpscale.predict.model` prices them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpscale import _validate
+from dpscale.errors import N_, InvalidInput
+from dpscale.predict.collectives import Link
+from dpscale.predict.defaults import (
+    ALGORITHMS,
+    DDP_BUCKET_BYTES,
+    DEFAULT_JITTER,
+    DEFAULT_LAYERS,
+    OPTIMIZERS,
+    SHARDINGS,
+    Algorithm,
+    Optimizer,
+    Sharding,
+)
+
+__all__ = ["Cluster", "Workload"]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What one device runs: ``per_device_throughput`` samples/s alone, at micro-batch ``batch``.
+
+    ``input_throughput``, when known, is what the input pipeline of one node sustains in all
+    (samples/s), shared by the node's devices; one device alone ran at ``per_device_throughput``
+    with it, so it is at least that.
+    """
+
+    per_device_throughput: float
+    batch: float
+    params: float
+    grad_bytes: float = 4.0
+    accumulation: int = 1
+    input_throughput: float | None = None
+    param_bytes: float = 4.0  # bytes per weight as gathered and held (2 for bf16); gradients: grad_bytes
+    optimizer: Optimizer = "adam"
+    layers: int = DEFAULT_LAYERS  # pieces a sharded model is gathered in, one prefetched ahead
+    activation_memory: float | None = None  # bytes of activations per device, when known
+
+    def __post_init__(self) -> None:
+        # Stored as validated: floats (an int of 2**63 would overflow numpy's integers) and a whole k.
+        for name in ("per_device_throughput", "batch", "params", "grad_bytes", "param_bytes"):
+            object.__setattr__(self, name, _validate.positive(name, getattr(self, name)))
+        object.__setattr__(self, "accumulation", _validate.whole("accumulation", self.accumulation))
+        object.__setattr__(self, "layers", _validate.whole("layers", self.layers))
+        if self.optimizer not in OPTIMIZERS:
+            raise InvalidInput(
+                "optimizer", self.optimizer, N_("one of %(choices)s"), params={"choices": ", ".join(OPTIMIZERS)}
+            )
+        if self.activation_memory is not None:
+            object.__setattr__(
+                self, "activation_memory", _validate.positive("activation_memory", self.activation_memory)
+            )
+        if self.input_throughput is not None:
+            object.__setattr__(self, "input_throughput", _validate.positive("input_throughput", self.input_throughput))
+            if self.input_throughput < self.per_device_throughput:
+                raise InvalidInput(
+                    "input_throughput",
+                    self.input_throughput,
+                    N_(
+                        "at least the per-device throughput (%(v)s): one device alone ran at that speed with "
+                        "this input pipeline"
+                    ),
+                    params={"v": f"{self.per_device_throughput:g}"},
+                )
+
+    @property
+    def gradient_bytes(self) -> float:
+        """G = P · bytes per gradient."""
+        return self.params * self.grad_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """The devices' links (``intra`` inside a node of ``devices_per_node``, ``inter`` per node), how
+    their all-reduce runs, and how data parallelism keeps the model's copies (``sharding``)."""
+
+    intra: Link
+    devices_per_node: int = 8
+    inter: Link | None = None
+    algorithm: Algorithm = "auto"
+    overlap: bool = True
+    bucket_bytes: float = DDP_BUCKET_BYTES
+    jitter: float = DEFAULT_JITTER
+    sharding: Sharding = "ddp"
+    shard_group: int | None = None  # hybrid: devices sharing one copy of the model states [one node]
+    device_memory: float | None = None  # bytes one device holds, when known: what fits is said
+
+    def __post_init__(self) -> None:
+        _validate.whole("devices_per_node", self.devices_per_node)
+        if self.sharding not in SHARDINGS:
+            raise InvalidInput(
+                "sharding", self.sharding, N_("one of %(choices)s"), params={"choices": ", ".join(SHARDINGS)}
+            )
+        if self.shard_group is not None:
+            _validate.whole("shard_group", self.shard_group)
+        if self.device_memory is not None:
+            _validate.positive("device_memory", self.device_memory)
+        if self.algorithm not in ALGORITHMS:
+            raise InvalidInput(
+                "algorithm", self.algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)}
+            )
+        _validate.positive("bucket", self.bucket_bytes)
+        if not (0 <= self.jitter < 1):
+            raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")

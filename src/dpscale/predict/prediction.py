@@ -1,0 +1,155 @@
+"""What a prediction gives: E(n), A(n), S(n), each step-time term and the memory each device holds.
+
+One element per device count in every array, so a row of the table (or of the JSON) is one
+index. The model that fills it is :mod:`dpscale.predict.model`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from dpscale._display import ShowsAsTable
+
+if TYPE_CHECKING:
+    from dpscale.predict.model import Cluster, Workload
+
+__all__ = ["Bottleneck", "Memory", "Prediction"]
+
+Bottleneck = Literal["compute", "communication", "stragglers", "input"]
+Array = npt.NDArray[Any]
+MEMORY_PARTS = ("parameters", "gradients", "optimizer_states", "buffers", "activations")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes one device holds, per device count: each part as the strategy shards it."""
+
+    parameters: Array
+    gradients: Array
+    optimizer_states: Array
+    buffers: Array  # unsharded pieces held at once: gathered parameters, a gradient bucket
+    activations: Array  # as the user gave them (0 when not given): not sharded by data parallelism
+
+    @property
+    def total(self) -> Array:
+        return np.asarray(self.parameters + self.gradients + self.optimizer_states + self.buffers + self.activations)
+
+    @property
+    def model_states(self) -> Array:
+        """Parameters, gradients and optimizer states: what sharding divides."""
+        return np.asarray(self.parameters + self.gradients + self.optimizer_states)
+
+    def row(self, i: int) -> dict[str, float]:
+        out = {name: float(getattr(self, name)[i]) for name in MEMORY_PARTS}
+        out["total"] = float(self.total[i])
+        return out
+
+
+@dataclass(frozen=True)
+class Prediction(ShowsAsTable):
+    """E(n), A(n), S(n) and the step-time terms, one element per device count.
+
+    ``reference_step`` is the step time efficiencies are relative to: one device's (the compute
+    alone) unless the per-device throughput came from a measurement on ``reference_devices``
+    devices, in which case it is the step time at that size (E = 1 there, as LLM reports state it).
+    """
+
+    devices: Array
+    compute_time: Array
+    communication_time: Array
+    exposed_communication: Array
+    straggler_wait: Array
+    input_wait: Array
+    workload: Workload
+    cluster: Cluster
+    memory: Memory
+    communication_volume: Array  # bytes each device sends per optimizer step
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    reference_devices: int | None = None
+    reference_step: float | None = None
+
+    @property
+    def step_time(self) -> Array:
+        return np.asarray(self.compute_time + self.exposed_communication + self.straggler_wait + self.input_wait)
+
+    @property
+    def efficiency(self) -> Array:
+        """E(n) = T_step(reference) / T_step(n); the reference is one device, whose step is its compute."""
+        base = self.compute_time if self.reference_step is None else self.reference_step
+        return np.asarray(base / self.step_time)
+
+    @property
+    def per_device_throughput(self) -> float:
+        """v: one device's throughput at the reference size (alone, or as measured)."""
+        if self.reference_step is None:
+            return self.workload.per_device_throughput
+        return float(self.workload.batch * self.workload.accumulation / self.reference_step)
+
+    @property
+    def actual_throughput(self) -> Array:
+        return np.asarray(self.devices * self.per_device_throughput * self.efficiency)
+
+    @property
+    def speedup(self) -> Array:
+        return np.asarray(self.devices * self.efficiency)
+
+    @property
+    def fits(self) -> Array | None:
+        """Whether each device's memory holds what it must (None: the device's memory was not given)."""
+        limit = self.cluster.device_memory
+        return None if limit is None else np.asarray(self.memory.total <= limit)
+
+    @property
+    def bottleneck(self) -> list[Bottleneck]:
+        """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
+        names: tuple[Bottleneck, ...] = ("communication", "stragglers", "input")
+        extra = np.stack([self.exposed_communication, self.straggler_wait, self.input_wait])
+        largest = np.argmax(extra, axis=0)  # ties: the first, communication
+        return [
+            "compute" if value == 0 else names[i]
+            for i, value in zip(largest.tolist(), extra.max(axis=0).tolist(), strict=True)
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        fits = self.fits
+        columns = zip(
+            self.devices.tolist(),
+            self.efficiency.tolist(),
+            self.actual_throughput.tolist(),
+            self.speedup.tolist(),
+            self.bottleneck,
+            self.step_time.tolist(),
+            self.compute_time.tolist(),
+            self.communication_time.tolist(),
+            self.exposed_communication.tolist(),
+            self.straggler_wait.tolist(),
+            self.input_wait.tolist(),
+            self.communication_volume.tolist(),
+            strict=True,
+        )  # each column computed once: a row per device count, linear in their number
+        rows = [
+            {
+                "devices": n,
+                "efficiency": e,
+                "actual_throughput": a,
+                "speedup": s,
+                "bottleneck": b,
+                "step_time": {
+                    "total": total,
+                    "compute": compute,
+                    "communication": comm,
+                    "exposed_communication": exposed,
+                    "straggler_wait": straggler,
+                    "input_wait": wait,
+                },
+                "memory_per_device": self.memory.row(i),
+                "communication_volume": volume,
+                "fits": None if fits is None else bool(fits[i]),
+            }
+            for i, (n, e, a, s, b, total, compute, comm, exposed, straggler, wait, volume) in enumerate(columns)
+        ]
+        return {"predictions": rows, "assumptions": self.assumptions}
