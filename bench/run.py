@@ -299,7 +299,17 @@ def bench_loop() -> bool:
 
 
 def main() -> int:
-    results = [bench_startup(), bench_sweep(), bench_predict(), bench_meter(), bench_web(), bench_loop()]
+    from bench.explain import bench_explain
+
+    results = [
+        bench_startup(),
+        bench_sweep(),
+        bench_predict(),
+        bench_meter(),
+        bench_web(),
+        bench_explain(),
+        bench_loop(),
+    ]
     return 0 if all(results) else 1
 
 

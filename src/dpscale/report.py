@@ -28,6 +28,7 @@ from dpscale.i18n import Lang, translation
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch
+    from dpscale.explain import Explanation
     from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
@@ -40,6 +41,9 @@ __all__ = [
     "batch_rows",
     "bubble_rows",
     "deadline_grid",
+    "explanation_grid",
+    "explanation_levers",
+    "explanation_rows",
     "fit_grid",
     "html_grid",
     "html_rows",
@@ -191,6 +195,62 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
     return Grid(header, tuple(rows))
 
 
+def explanation_grid(e: Explanation, lang: Lang) -> Grid:
+    """Each rank's mean step and its parts, per step; the slowest rank emphasised."""
+    _ = translation(lang).gettext
+    header = (_("Rank"), _("Steps"), _("Step"), _("Compute"), _("Exposed comm."), _("Other"), _("Wait"), _("Overlap"))
+    rows = []
+    emphasis = None
+    for i, r in enumerate(e.ranks):
+        if r.rank == e.slowest_rank:
+            emphasis = i
+        rows.append(
+            (
+                format_number(r.rank, lang),
+                format_number(r.steps, lang),
+                f"{format_milliseconds(r.step_time.mean, lang)} ± {format_milliseconds(r.step_time.sd, lang)}",
+                format_milliseconds(r.compute.mean, lang),
+                format_milliseconds(r.exposed_communication.mean, lang),
+                format_milliseconds(r.other.mean, lang),
+                format_milliseconds(r.wait.mean, lang),
+                "—" if r.overlap is None else format_percent(r.overlap, lang),
+            )
+        )
+    return Grid(header, tuple(rows), _("Mean per step, by rank"), emphasis)
+
+
+def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
+    """The run as a whole: its slowest rank, the efficiency it implies, and what predict can take from it."""
+    _ = translation(lang).gettext
+    c = e.calibration
+    rows = [
+        Row(_("Slowest rank"), format_number(e.slowest_rank, lang), "slowest_rank"),
+        Row(_("Step time"), format_milliseconds(e.step_time, lang), "step_time"),
+        Row(_("Efficiency the run implies (E)"), format_percent(e.efficiency, lang), "efficiency"),
+        Row(_("Step alone on one device (compute + other)"), format_milliseconds(c.single_device_step, lang)),
+        Row(_("Communication in flight, slowest rank"), format_milliseconds(c.communication_time, lang)),
+        Row(_("Wait for the slowest rank, mean over ranks"), format_milliseconds(c.straggler_wait, lang)),
+        Row(_("Step-time variation (CV)"), format_percent(c.step_time_cv, lang)),
+    ]
+    if c.bandwidth is not None:
+        rows.append(Row(_("Achieved bandwidth (algbw)"), f"{format_number(c.bandwidth / 1e9, lang, decimals=3)} GB/s"))
+    return rows
+
+
+def explanation_levers(e: Explanation, lang: Lang) -> Grid:
+    """The measured terms worth removing, the largest first: what each saves per step and the speed-up."""
+    _ = translation(lang).gettext
+    rows = tuple(
+        (
+            _(lever.description),
+            format_milliseconds(lever.saving, lang),
+            "—" if lever.speedup is None else format_speedup(lever.speedup, lang, decimals=2),
+        )
+        for lever in e.levers
+    )
+    return Grid((_("Lever"), _("Saves per step"), _("Speed-up")), rows, _("Levers, from the measured terms"))
+
+
 def fit_grid(f: Fit, lang: Lang) -> Grid:
     """Every model fitted, its parameters with standard errors, R² and AICc; the chosen one emphasised."""
     _ = translation(lang).gettext
@@ -271,3 +331,10 @@ def _prediction_html(p: Prediction) -> str:
 @shows("dpscale.fit.results.Fit")
 def _fit_html(f: Fit) -> str:
     return html_grid(fit_grid(f, "en"), "dpscale-fit")
+
+
+@shows("dpscale.explain.breakdown.Explanation")
+def _explanation_html(e: Explanation) -> str:
+    return html_rows(explanation_rows(e, "en"), "dpscale-explanation") + html_grid(
+        explanation_grid(e, "en"), "dpscale-ranks"
+    )
