@@ -53,3 +53,24 @@ def test_the_rank_with_extra_work_is_slowest_and_the_other_waits(tmp_path: Path,
     balance = {lever.name: lever for lever in found.levers}["balance"]
     assert balance.saving == pytest.approx(found.calibration.straggler_wait)
     assert balance.saving > 0.3 * extra
+
+
+def test_predict_from_the_traces_gives_the_run_back_at_its_size(tmp_path: Path) -> None:
+    """predict --from-trace: one device's speed, the variation and the link's share from the run itself."""
+    traced("ddp", tmp_path)
+    from dpscale.predict.inputs import PREDICT
+
+    params = 256 * 512 + 512 + 512 * 512 + 512 + 512 * 256 + 256  # the traced job's three layers
+    values = {"devices": [1, 2, 8], "batch": 64.0, "params": float(params), "intra_bandwidth": 1e9}
+    request = PREDICT.build({**values, "from_trace": str(tmp_path / "traces")})
+    measured = explain(tmp_path / "traces").calibration
+    assert request.traced is not None
+    assert request.traced.devices == 2
+    assert request.workload.per_device_throughput == pytest.approx(64 / measured.single_device_step)
+    assert request.cluster.jitter == pytest.approx(min(measured.step_time_cv, 0.4995))
+    prediction = request.predict()
+    assert prediction.assumptions["from_trace"]["devices"] == 2
+    assert prediction.efficiency[0] == 1
+    assert prediction.efficiency[2] <= prediction.efficiency[1]
+    with pytest.raises(dpscale.InvalidInput):
+        PREDICT.build({**values, "from_trace": str(tmp_path / "missing")})

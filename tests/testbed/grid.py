@@ -44,7 +44,8 @@ class Point:
 
     def row(self) -> str:
         return (
-            f"| {self.sharding} | {self.rate_mbit:g} | {self.params / 1e6:.1f}M | {self.link_over_compute:.0f}× | {self.measured:.3f} | "
+            f"| {self.sharding} | {self.rate_mbit:g} "
+            f"| {self.params / 1e6:.1f}M | {self.link_over_compute:.0f}× | {self.measured:.3f} | "
             f"{self.predicted_shaped:.3f} | {(self.predicted_shaped - self.measured) * 100:+.1f} | "
             f"{self.predicted_probe:.3f} | {self.probe_bandwidth * 8 / 1e6:.0f} Mbit/s |"
         )
@@ -104,8 +105,8 @@ def run_point(rate_mbit: float, params: float, *, sharding: str = "ddp", steps: 
     e_probe = float(predict([2], workload, Links(probed, 1, probed, jitter=0.0, sharding=strategy)).efficiency[0])
     compute = BATCH / single["throughput"]
     link_time = single["params"] * 4 / shaped.bandwidth
-    return Point(strategy, rate_mbit, single["params"], single["throughput"], measured, e_shaped, e_probe, tier["bandwidth"],
-                 tier["latency"], link_time / compute)  # fmt: skip
+    return Point(strategy, rate_mbit, single["params"], single["throughput"], measured, e_shaped, e_probe,
+                 tier["bandwidth"], tier["latency"], link_time / compute)  # fmt: skip
 
 
 HEADER = (

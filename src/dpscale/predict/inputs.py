@@ -28,6 +28,7 @@ from dpscale.predict.presets import Tier, presets
 
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
+    from dpscale.predict.traced import Traced
 
 __all__ = ["PREDICT", "Request", "build"]
 
@@ -259,6 +260,13 @@ PREDICT_INPUTS = (
         edges=("cli",),
     ),
     Input(
+        "from_trace",
+        "path",
+        "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
+        "the step-time variation and the bandwidth share reached come from them.",
+        edges=("cli",),
+    ),
+    Input(
         "algorithm",
         "choice",
         "The all-reduce: auto, ring, tree or hierarchical.",
@@ -385,11 +393,17 @@ class Request:
     workload: Workload
     cluster: Cluster
     reference: Reference | None = None
+    traced: Traced | None = None  # what a run's profiler traces set in place of the assumptions
 
     def predict(self) -> Prediction:
+        from dataclasses import replace
+
         from dpscale.predict import model
 
-        return model.predict(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        found = model.predict(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        if self.traced is None:
+            return found
+        return replace(found, assumptions={**found.assumptions, "from_trace": self.traced.to_dict()})
 
     def levers(self) -> list[Lever]:
         from dpscale.predict import model
@@ -420,9 +434,12 @@ def build(values: Values) -> Request:
     calibrate = reference if v["per_device_throughput"] is None else None  # both given: one device's (issue 17)
     speed = v["per_device_throughput"]
     if speed is None:
-        if reference is None:
+        if reference is not None:
+            speed = reference.throughput / reference.devices  # calibrated by the model on the measurement
+        elif v["from_trace"] is not None:
+            speed = 1.0  # what the traces measure replaces it below
+        else:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
-        speed = reference.throughput / reference.devices  # calibrated by the model on the measurement
     workload = model.Workload(
         speed,
         v["batch"],
@@ -447,7 +464,17 @@ def build(values: Values) -> Request:
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
     )
-    return Request(tuple(v["devices"]), workload, cluster, calibrate)
+    traced = None
+    if v["from_trace"] is not None:
+        from dpscale.explain import explain
+        from dpscale.predict.traced import calibrated
+
+        given = {
+            "speed_given": v["per_device_throughput"] is not None,
+            "jitter_given": values.get("jitter") is not None,
+        }
+        workload, cluster, traced = calibrated(explain(v["from_trace"]).calibration, workload, cluster, **given)
+    return Request(tuple(v["devices"]), workload, cluster, calibrate, traced)
 
 
 PREDICT = Definition(
