@@ -313,12 +313,12 @@ def _bubble_html(b: Bubble) -> str:
     return html_rows(bubble_rows(b, "en"), "dpscale-bubble")
 
 
-@shows("dpscale.plan.Plan")
+@shows("dpscale.plan.budget.Plan")
 def _plan_html(p: Plan) -> str:
     return html_rows(plan_rows(p, "en"), "dpscale-plan")
 
 
-@shows("dpscale.plan.DeadlinePlan")
+@shows("dpscale.plan.budget.DeadlinePlan")
 def _deadline_html(dp: DeadlinePlan) -> str:
     return html_rows(plan_rows(dp.plan, "en"), "dpscale-plan") + html_grid(deadline_grid(dp, "en"), "dpscale-deadline")
 
