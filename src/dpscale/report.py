@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from dpscale.explain import Explanation
     from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
-    from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.plan import DeadlinePlan, MemoryPlan, Plan
     from dpscale.predict.prediction import Prediction
     from dpscale.scaling import Scaling, Solution
 
@@ -121,6 +121,29 @@ def bubble_rows(b: Bubble, lang: Lang) -> list[Row]:
     if b.activations_in_flight is not None:
         rows.append(Row(_("Micro-batches of activations held (stage 1)"), format_number(b.activations_in_flight, lang)))
     return rows
+
+
+def memory_sentence(m: MemoryPlan, devices: int, lang: Lang) -> str:
+    """Whether the model fits, in one sentence: what each device holds, and the fewest that hold it."""
+    _ = translation(lang).gettext
+    values = {
+        "strategy": m.sharding,
+        "n": format_number(devices, lang),
+        "held": format_memory(m.per_device, lang),
+        "memory": format_memory(m.device_memory, lang),
+    }
+    first = (
+        _("With %(strategy)s each of the %(n)s devices holds %(held)s of its %(memory)s.")
+        if m.fits
+        else _("With %(strategy)s each of the %(n)s devices would hold %(held)s: more than its %(memory)s.")
+    ) % values
+    if m.fewest_devices is None:
+        return first + " " + _("No number of devices holds the model this way: shard it further.")
+    return (
+        first
+        + " "
+        + _("The fewest devices that hold the model: %(fewest)s.") % {"fewest": format_number(m.fewest_devices, lang)}
+    )
 
 
 def plan_rows(p: Plan, lang: Lang) -> list[Row]:

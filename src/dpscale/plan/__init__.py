@@ -23,13 +23,14 @@ from dpscale.plan.budget import (
     plan,
     total_work,
 )
-from dpscale.plan.inputs import PLAN, PlanResult
+from dpscale.plan.inputs import PLAN, MemoryPlan, PlanResult
 
 __all__ = [
     "LARGEST_SEARCHED",
     "PLAN",
     "DeadlinePlan",
     "EfficiencyCurve",
+    "MemoryPlan",
     "Plan",
     "PlanResult",
     "constant",

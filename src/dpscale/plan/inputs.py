@@ -10,22 +10,70 @@ from dpscale import _validate
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Input, Values
 from dpscale.plan.budget import DeadlinePlan, EfficiencyCurve, Plan, devices_for_deadline, plan, total_work
+from dpscale.predict.defaults import OPTIMIZERS, SHARDING_SYNONYMS, SHARDINGS
 
-__all__ = ["PLAN", "PlanResult"]
+__all__ = ["PLAN", "MemoryPlan", "PlanResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """Whether the model fits: the fewest devices whose memory holds it under ``sharding`` (None:
+    no count does), and what each device holds on the plan's devices."""
+
+    sharding: str
+    params: float
+    device_memory: float
+    fewest_devices: int | None
+    per_device: float  # bytes each device holds on the plan's devices
+
+    @property
+    def fits(self) -> bool:
+        return self.per_device <= self.device_memory
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sharding": self.sharding,
+            "params": self.params,
+            "device_memory": self.device_memory,
+            "fewest_devices": self.fewest_devices,
+            "per_device": self.per_device,
+            "fits": self.fits,
+        }
 
 
 @dataclass(frozen=True)
 class PlanResult:
-    """What the planner answers: the run on the devices given, and the fewest that meet a deadline."""
+    """What the planner answers: the run on the devices given, the fewest that meet a deadline, and
+    (given the model's size and a device's memory) the fewest that hold the model."""
 
     plan: Plan  # on the devices given, else on the fewest that meet the deadline
     deadline: DeadlinePlan | None
     devices_given: bool
+    memory: MemoryPlan | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        held = {} if self.memory is None else {"memory": self.memory.to_dict()}
         if self.deadline is None:
-            return self.plan.to_dict()
-        return {**self.deadline.to_dict(), **({"requested": self.plan.to_dict()} if self.devices_given else {})}
+            return {**self.plan.to_dict(), **held}
+        requested = {"requested": self.plan.to_dict()} if self.devices_given else {}
+        return {**self.deadline.to_dict(), **requested, **held}
+
+
+def _memory(v: Values, devices: int) -> MemoryPlan | None:
+    """The memory plan, when the model's size and a device's memory are given (both, or neither)."""
+    if v["params"] is None and v["device_memory"] is None:
+        return None
+    if v["params"] is None or v["device_memory"] is None:
+        missing = "params" if v["params"] is None else "device_memory"
+        raise MissingInput(missing, N_("the model's parameters and a device's memory, both, to say what fits"))
+    from dpscale.predict.collectives import Link
+    from dpscale.predict.model import Cluster, Workload
+    from dpscale.predict.sharding import fewest_devices, memory
+
+    workload = Workload(1.0, 1.0, v["params"], param_bytes=v["param_bytes"], optimizer=v["optimizer"])
+    cluster = Cluster(Link(1.0), sharding=v["sharding"], device_memory=v["device_memory"])  # links play no part
+    held = float(memory([float(devices)], workload, cluster).total[0])
+    return MemoryPlan(v["sharding"], v["params"], v["device_memory"], fewest_devices(workload, cluster), held)
 
 
 def _build(values: Values) -> PlanResult:
@@ -58,7 +106,7 @@ def _build(values: Values) -> PlanResult:
     if v["deadline"] is not None:
         found = devices_for_deadline(work, v["deadline"], throughput, efficiency, **money)
     result = found.plan if v["devices"] is None and found else plan(work, v["devices"], throughput, efficiency, **money)
-    return PlanResult(result, found, v["devices"] is not None)
+    return PlanResult(result, found, v["devices"] is not None, _memory(v, result.scaling.devices))
 
 
 def _money(name: str, help_text: str, option: str, label: str, example_fr: str) -> Input:
@@ -160,6 +208,58 @@ PLAN = Definition(
             option="--fit",
             edges=("cli",),
         ),
+        Input(
+            "params",
+            "scaled_count",
+            "The model's parameters, to say how many devices hold it: 8B.",
+            low=1,
+            high=1e15,
+            short="-p",
+            label=N_("Parameters"),
+            hint=N_("For example 8B: with a device's memory, the fewest devices that hold the model."),
+            group="memory",
+        ),
+        Input(
+            "sharding",
+            "choice",
+            "How data parallelism keeps the model: ddp, zero1, zero2, zero3 or hybrid.",
+            default="ddp",
+            choices=SHARDINGS,
+            synonyms=SHARDING_SYNONYMS,
+            example=("zero3", "zero3"),
+            label=N_("Strategy"),
+            group="memory",
+        ),
+        Input(
+            "device_memory",
+            "bytes",
+            "Memory of one device: 80GiB.",
+            low=1,
+            high=1e15,
+            unit="bytes",
+            label=N_("Memory of one device (optional)"),
+            group="memory",
+        ),
+        Input(
+            "param_bytes",
+            "number",
+            "Bytes per weight as held (2: bf16).",
+            default=4.0,
+            low=0.125,
+            high=16,
+            label=N_("Bytes per weight (2 for bf16)"),
+            group="memory",
+        ),
+        Input(
+            "optimizer",
+            "choice",
+            "Optimizer: adam, adamw or sgd.",
+            default="adam",
+            choices=OPTIMIZERS,
+            label=N_("Optimizer"),
+            group="memory",
+            choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+        ),
         _money("price_per_device_hour", "Price of one device-hour.", "--price", N_("Price of one device-hour"), "2,5"),
         Input(
             "currency",
@@ -175,5 +275,10 @@ PLAN = Definition(
         ),
     ),
     _build,
-    groups=(("run", N_("Run")), ("cluster", N_("Compute cluster")), ("money", N_("Price and power (optional)"))),
+    groups=(
+        ("run", N_("Run")),
+        ("cluster", N_("Compute cluster")),
+        ("memory", N_("Memory (optional)")),
+        ("money", N_("Price and power (optional)")),
+    ),
 )

@@ -39,6 +39,7 @@ sends when W = G, and zero3 half as much again.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +51,15 @@ from dpscale.predict.prediction import Memory
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Workload
 
-__all__ = ["BACKWARD_SHARE", "communication_volume", "exposed", "memory", "shard_group", "sharded_terms"]
+__all__ = [
+    "BACKWARD_SHARE",
+    "communication_volume",
+    "exposed",
+    "fewest_devices",
+    "memory",
+    "shard_group",
+    "sharded_terms",
+]
 
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 
@@ -103,6 +112,32 @@ def memory(devices: Any, workload: Workload, cluster: Cluster) -> Memory:
         buffers=buffers,
         activations=one * (workload.activation_memory or 0.0),
     )
+
+
+def fewest_devices(workload: Workload, cluster: Cluster, most: int = 10**9) -> int | None:
+    """The fewest devices whose memory (``cluster.device_memory``) holds what each must, or None.
+
+    What a device holds is whole + shared/n: the parts a strategy keeps whole on every device,
+    and those it divides among the n devices that share them (up to the group of ``hybrid``), so
+    the count is ⌈shared / (memory − whole)⌉ when the memory is more than the whole part.
+    """
+    limit = cluster.device_memory
+    if limit is None:
+        return None
+    one, two = (float(memory(np.array([float(n)]), workload, cluster).total[0]) for n in (1, 2))
+    if one <= limit:
+        return 1
+    shared = 2 * (one - two)
+    whole = one - shared
+    if shared <= 0 or limit <= whole:
+        return None
+    ceiling = most if cluster.sharding != "hybrid" else min(most, cluster.shard_group or cluster.devices_per_node)
+    n = max(2, math.ceil(shared / (limit - whole)))
+    for _ in range(3):  # the division's rounding: a step or two at most
+        if n > ceiling or float(memory(np.array([float(n)]), workload, cluster).total[0]) <= limit:
+            break
+        n += 1
+    return n if n <= ceiling else None
 
 
 def communication_volume(devices: Any, workload: Workload, cluster: Cluster) -> Any:
