@@ -103,10 +103,12 @@ def parse_count(text: str, lang: Lang, *, field: str, minimum: int = 1) -> int:
         raise exc.as_given(field, text) from None
 
 
-def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> float:
+def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency", in_percent: bool = False) -> float:
     """A scaling efficiency: ``90 %``/``90%`` or a fraction (``0.9``, ``0,9`` in French).
 
-    A bare number above 1 (``90``) is ambiguous and refused with a hint.
+    A bare number above 1 (``90``) is ambiguous and refused with a hint, unless ``in_percent``:
+    a page's field that shows its unit (%) reads it in that unit, 85 as 85 %, and says beside the
+    field that a number at most 1 is a fraction.
     """
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a percentage or a fraction as text")
@@ -116,7 +118,7 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> flo
     body = stripped.rstrip(percent_sign + "%").strip() if is_percent else stripped
     number = parse_decimal(body, lang, field=field)
     accepted = N_("a percentage above 0 %% and at most 100 %%, or a fraction above 0 and at most 1")
-    if is_percent:
+    if is_percent or (in_percent and number > 1):
         fraction = number / 100
     elif 1 < number <= 100:
         decimal = get_decimal_symbol(lang)
@@ -291,11 +293,11 @@ def _device_count(text: str, lang: Lang, *, field: str) -> int:
         raise exc.as_given(field, text) from None
 
 
-def parse_variation(text: str, lang: Lang, *, field: str = "jitter") -> float:
-    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none."""
+def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent: bool = False) -> float:
+    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none (``2`` too if ``in_percent``)."""
     if isinstance(text, str) and text.strip().rstrip("%").strip() in ("0", "0.0", "0,0"):
         return 0.0
-    return parse_efficiency(text, lang, field=field)
+    return parse_efficiency(text, lang, field=field, in_percent=in_percent)
 
 
 _SWITCH = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
@@ -311,8 +313,12 @@ def parse_switch(text: str, lang: Lang, *, field: str) -> bool:
     return value
 
 
-def read_input(item: Input, text: str, lang: Lang) -> Any:
-    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case)."""
+def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) -> Any:
+    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case).
+
+    ``in_percent``: a fraction or a variation typed where its unit (%) is shown, so that a bare
+    number above 1 is read in it (the pages; the CLI shows no unit and keeps refusing ``90``).
+    """
     if item.kind == "choice":
         return text.strip().lower() if isinstance(text, str) else text
     if item.kind in ("path", "text"):
@@ -321,12 +327,17 @@ def read_input(item: Input, text: str, lang: Lang) -> Any:
         from dpscale.fit import read_points
 
         return read_points(text, read_number=number_reader(lang))
-    value = _READERS[item.kind](text, lang, field=item.name)
+    if in_percent and item.kind in PERCENT_KINDS:
+        value = _READERS[item.kind](text, lang, field=item.name, in_percent=True)
+    else:
+        value = _READERS[item.kind](text, lang, field=item.name)
     try:
         return item.check(value)  # within its bounds, said about the text as typed
     except InvalidInput as exc:
         raise exc.as_given(item.name, text) from None
 
+
+PERCENT_KINDS = ("fraction", "variation")  # the kinds a page shows in %
 
 _READERS: dict[str, Callable[..., Any]] = {
     "count": parse_count,

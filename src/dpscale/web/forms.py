@@ -46,6 +46,11 @@ def _device_list(text: str, lang: Lang, *, field: str) -> list[int]:
     return parse_device_list(text, lang, field=field, most=MAX_SIZES)  # what one request may cost
 
 
+def _efficiency(text: str, lang: Lang, *, field: str) -> float:
+    """A field in % on a page: a bare 85 is 85 %, a number at most 1 a fraction (said beside it)."""
+    return parse_efficiency(text, lang, field=field, in_percent=True)
+
+
 def _show_count(value: int, lang: Lang) -> str:
     return format_number(value, lang)
 
@@ -62,7 +67,7 @@ def _show_efficiency(value: float, lang: Lang) -> str:
 _SHOW: dict[Reader, Callable[[Any, Lang], str]] = {
     parse_count: _show_count,
     parse_number: _show_number,
-    parse_efficiency: _show_efficiency,
+    _efficiency: _show_efficiency,
 }
 
 
@@ -141,7 +146,7 @@ def _reader(item: Input) -> Reader:
         return _device_list
 
     def read(text: str, lang: Lang, *, field: str) -> Any:
-        return read_input(item, text, lang)
+        return read_input(item, text, lang, in_percent=True)  # its field shows its unit (%)
 
     return read
 
@@ -265,7 +270,7 @@ CALCULATORS: dict[str, Calculator] = {
         {
             "devices": Field(parse_count, "64", "64"),
             "per_device_throughput": Field(parse_number, "2 000", "2,000"),
-            "efficiency": Field(parse_efficiency, "90 %", "90%"),
+            "efficiency": Field(_efficiency, "90 %", "90%"),
             "unit": Field(_text, "échantillons/s", "samples/s", required=False),
         },
         _scaling,
