@@ -108,6 +108,7 @@ class Calculator:
     compute: Callable[[dict[str, Any]], Any]
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
     definition: Definition | None = None  # the core's definition the fields were made from
+    posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
 
     @property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -310,5 +311,6 @@ CALCULATORS: dict[str, Calculator] = {
         },
         _fit,
         aliases={"points": "measurements", "file": "measurements"},
+        posted=True,
     ),
 }

@@ -7,11 +7,14 @@ or a chart that computes holds up no other request.
 
 from __future__ import annotations
 
+import base64
 import functools
+from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlencode
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -31,9 +34,10 @@ from dpscale.format import (
 from dpscale.i18n import LANGUAGES, Lang, translation
 from dpscale.predict.wording import lever_text
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
-from dpscale.web.language import choose_lang
+from dpscale.web.language import choose_lang, lang_of
+from dpscale.web.security import MAX_BODY, MAX_QUERY
 
-__all__ = ["TEMPLATES", "page_router"]
+__all__ = ["TEMPLATES", "page_router", "refusal_page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -52,6 +56,7 @@ def _schedule_svg(result: pipeline.Bubble, lang: Lang) -> str:
     return to_svg(schedule_chart(result, lang), lang=lang)
 
 
+@functools.cache
 def _env(lang: Lang) -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -78,15 +83,73 @@ def _schedule_height(stages: int) -> int:
     return SCHEDULE_FRAME + schedule_chart_height(stages)
 
 
+def _short_query(values: Mapping[str, str]) -> str:
+    """``values`` as a query string that a link may carry: the longest values left out until it fits.
+
+    Measurements pasted into /fit are posted, not linked; the short inputs stay shareable.
+    """
+    kept = dict(values)
+    text = urlencode(kept)
+    while len(text) > MAX_QUERY - 64 and kept:  # room for the path's own parameters
+        del kept[max(kept, key=lambda k: len(kept[k]))]
+        text = urlencode(kept)
+    return text
+
+
+def _fit_chart_uri(result: Any, lang: Lang) -> str:
+    """The fit's chart as a data URI, for measurements too long for the chart's URL."""
+    from dpscale.charts import fit_chart, to_svg
+
+    svg = to_svg(fit_chart(result, lang), lang=lang)
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def refusal_page(status: int, lang: str | None, accept_language: str, size: int | None) -> bytes:
+    """The page a browser shows for a request refused as too large (413) or too long (414)."""
+    chosen = lang_of(lang, accept_language)
+    page = (
+        _env(chosen)
+        .get_template("refused.html")
+        .render(
+            status=status,
+            lang=chosen,
+            size=None if size is None else format_number(size, chosen),
+            max_body=format_number(MAX_BODY, chosen),
+            max_body_mib=format_number(MAX_BODY / (1 << 20), chosen),
+            max_query=format_number(MAX_QUERY, chosen),
+            version=__version__,
+        )
+    )
+    return page.encode()
+
+
+async def _posted(request: Request) -> dict[str, str]:
+    """The form's fields sent in the body (``application/x-www-form-urlencoded``), the guard having bounded it.
+
+    A dependency, so that the page that uses them stays ``def`` and runs in the thread pool.
+    """
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return dict(parse_qsl(body, keep_blank_values=True))
+
+
+Posted = Annotated[dict[str, str], Depends(_posted)]
+
+
 def page_router() -> APIRouter:
     """The pages, fragments, charts and the API's docs page."""
     router = APIRouter(include_in_schema=False)
     envs = {lang: _env(lang) for lang in LANGUAGES}  # one per language: requests run in threads
 
-    def render(calc: Calculator, template: str, request: Request, lang: str | None) -> HTMLResponse:
-        chosen = choose_lang(request, lang)
-        form = read_form(calc, chosen, dict(request.query_params))
+    def render(
+        calc: Calculator, template: str, request: Request, lang: str | None, posted: Mapping[str, str] | None = None
+    ) -> HTMLResponse:
+        known = {*calc.fields, "lang", "from"}
+        given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
+        chosen = choose_lang(request, lang or given.get("lang"))
+        form = read_form(calc, chosen, given)
         other = "en" if chosen == "fr" else "fr"
+        query = urlencode({**form.values, "lang": chosen})
+        linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
         page = (
             envs[chosen]
             .get_template(template)
@@ -95,8 +158,9 @@ def page_router() -> APIRouter:
                 form=form,
                 lang=chosen,
                 other_lang=other,
-                switch_url="?" + urlencode({**form.values, "lang": other, "from": chosen}),
-                query=urlencode({**form.values, "lang": chosen}),
+                switch_url="?" + _short_query({**form.values, "lang": other, "from": chosen}),
+                query=query,
+                chart_uri=(lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen)),
                 num=lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
                 pct=lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
                 times=lambda x: format_speedup(x, chosen),
@@ -110,6 +174,8 @@ def page_router() -> APIRouter:
                 schedule_height=_schedule_height,
                 lever_text=lambda name: lever_text(name, chosen),
                 version=__version__,
+                max_query=MAX_QUERY,
+                max_body=MAX_BODY,
             )
         )
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
@@ -122,8 +188,17 @@ def page_router() -> APIRouter:
         def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
             return render(calc, "fragment.html", request, lang)
 
+        # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
+        def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+            return render(calc, f"{calc.name}.html", request, lang, posted)
+
+        def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+            return render(calc, "fragment.html", request, lang, posted)
+
         router.add_api_route(calc.path, page, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
         router.add_api_route(f"/fragment/{calc.name}", fragment, response_class=HTMLResponse)
+        router.add_api_route(calc.path, page_post, methods=["POST"], response_class=HTMLResponse)
+        router.add_api_route(f"/fragment/{calc.name}", fragment_post, methods=["POST"], response_class=HTMLResponse)
 
     for calc in CALCULATORS.values():
         page_route(calc)
