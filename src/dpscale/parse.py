@@ -143,7 +143,33 @@ def _plain(number: Decimal) -> str:
 
 _NUMBER_THEN_UNIT = re.compile(r"^\s*([-+]?[\d\s\u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 # French words and symbols pint does not know, mapped to the names it does.
-_FRENCH_UNITS = {"j": "day", "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "an": "year"}
+_FRENCH_UNITS = {
+    "j": "day",
+    "jour": "day",
+    "jours": "day",
+    "semaine": "week",
+    "semaines": "week",
+    "an": "year",
+    "ans": "year",
+    "année": "year",
+    "années": "year",
+    "mois": "month",
+    "heure": "hour",
+    "heures": "hour",
+    "seconde": "second",
+    "secondes": "second",
+    "µs": "microsecond",
+    "μs": "microsecond",
+    "Go/s": "GB/s",
+    "Mo/s": "MB/s",
+    "To/s": "TB/s",
+    "Go": "GB",
+    "Mo": "MB",
+    "Ko": "kB",
+    "Gio": "GiB",
+    "Mio": "MiB",
+    "Kio": "KiB",
+}
 
 
 @functools.cache
@@ -168,7 +194,8 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
         raise InvalidInput(field, text, accepted)
     number = float(parse_decimal(match.group(1), lang, field=field))
     name = match.group(2)
-    name = _FRENCH_UNITS.get(name.lower(), name) if lang == "fr" else name
+    if lang == "fr":
+        name = _FRENCH_UNITS.get(name, _FRENCH_UNITS.get(name.lower(), name))
     registry = _registry()
     try:
         quantity = registry.Quantity(number, registry.parse_units(name))
@@ -180,13 +207,37 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
     return value
 
 
+# Where a duration of several parts ("1h30", "2 d 4 h") is cut: before a number that follows a unit.
+_NEXT_PART = re.compile(r"(?<=[^\d\s.,])\s*(?=\d)")
+
+
 def parse_duration(text: str, lang: Lang, *, field: str = "deadline") -> float:
-    """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks`` (``14 j`` in French)."""
+    """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks``; in French ``14 j``, ``2 heures``.
+
+    Several parts add up: ``2 d 4 h``, and ``1h30`` (an hour and a half: a bare number after hours
+    is minutes, as it is written in French).
+    """
     if lang == "fr":
-        accepted = N_("a duration with its unit, such as 14 j, 36 h or 90 min")
+        accepted = N_("a duration with its unit, such as 14 j, 36 h, 2 heures, 1h30 or 90 min")
     else:
-        accepted = N_("a duration with its unit, such as 14 d, 36 h or 90 min")
-    return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
+        accepted = N_("a duration with its unit, such as 14 d, 36 h, 1h30 or 90 min")
+    try:
+        return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
+    except InvalidInput:
+        if not isinstance(text, str) or len(text) > 100:
+            raise
+        parts = _NEXT_PART.split(text.strip())
+        if len(parts) < 2:
+            raise
+    last = _NUMBER_THEN_UNIT.match(parts[-1])
+    if last and not last.group(2):  # a bare number: minutes after hours (1h30), else a guess
+        if not parts[-2].rstrip().endswith("h"):
+            raise InvalidInput(field, text, accepted)
+        parts[-1] += " min"
+    try:
+        return sum(parse_quantity(part, lang, field=field, unit="second", accepted=accepted) for part in parts)
+    except InvalidInput:
+        raise InvalidInput(field, text, accepted) from None
 
 
 # Network people write bits as "b" (100Gb/s, 25 Gbps); pint reads "Gb" as a gilbert. Only the

@@ -200,12 +200,12 @@ def devices_for_deadline(
                     "a deadline that at most %(limit)s devices can meet: it needs %(needed)s %(unit)s, "
                     "and the fastest cluster, of %(best)s devices, gives %(fastest)s"
                 ),
-                params={
-                    "limit": limit,
-                    "needed": f"{needed:.4g}",
+                params={  # numbers, written in the reader's language where the message is shown
+                    "limit": float(limit),
+                    "needed": needed,
                     "unit": unit,
-                    "best": best,
-                    "fastest": f"{best * v * _at(curve, best):.4g}",
+                    "best": float(best),
+                    "fastest": best * v * _at(curve, best),
                 },
             )
         low, high = high, min(2 * high, limit)
@@ -293,13 +293,14 @@ PLAN = Definition(
     (
         Input(
             "work",
-            "number",
-            "Samples (or tokens) to process: the dataset size, times --epochs.",
+            "scaled_count",
+            "Samples (or tokens) to process: the dataset size (1.2M, 1T), times --epochs.",
             required=True,
             low=1e-12,
             high=1e18,
             short="-w",
             label=N_("Dataset size (samples or tokens)"),
+            hint=N_("For example 1,281,167, 1.2M or 1T (k, M, B for billions, T)."),
             example=("1 281 167", "1,281,167"),
             group="run",
         ),

@@ -129,7 +129,7 @@ def test_plan_deadline_error_is_on_its_field(client: TestClient) -> None:
             "deadline": "1 min",
         },
     )
-    assert text_of(r.text, "deadline-error").startswith("got 60.0; expected a deadline that at most")
+    assert unescape(text_of(r.text, "deadline-error")).startswith("got '1 min'; expected a deadline that at most")
 
 
 def test_fragments_hold_results_and_every_error(client: TestClient) -> None:
@@ -298,7 +298,9 @@ def test_predict_with_an_input_pipeline_on_the_page_and_the_api(client: TestClie
     plain = client.get("/predict", params=PREDICT_QUERY)
     assert "Input wait" not in plain.text  # not given: not modelled, no empty column
     refused = client.get("/predict", params={**PREDICT_QUERY, "input_throughput": "500"})
-    assert text_of(refused.text, "input_throughput-error").startswith("got 500.0; expected at least the per-device")
+    assert unescape(text_of(refused.text, "input_throughput-error")).startswith(
+        "got '500'; expected at least the per-device"
+    )
     api = client.get(
         "/api/v1/predict",
         params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 25.6e6, "intra": "nvlink3"}

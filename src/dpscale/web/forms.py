@@ -15,7 +15,7 @@ from typing import Any
 
 from dpscale import scaling
 from dpscale.batch import BATCH
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
@@ -222,6 +222,8 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         except InvalidInput as exc:
             name = calc.aliases.get(exc.field, exc.field)
             if name in calc.fields:  # beside its own field: no need to name it
+                if exc.value is not None and not isinstance(exc, MissingInput) and values[name].strip():
+                    exc = exc.as_given(exc.place, values[name])  # what was typed (10 Gb/s), not the number read
                 errors[name] = exc.localized(lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
                 errors[next(iter(calc.fields))] = exc.localized(lang)
