@@ -254,6 +254,8 @@ def _bandwidth_unit(unit: str) -> str:
 def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
     """Bytes per second from ``100Gb/s``, ``25 Gbps``, ``12.5GB/s``, ``300 GB/s``, ``1 Tbit/s``."""
     accepted = N_("a bandwidth with its unit, such as 100Gb/s, 25 Gbps or 12.5GB/s (b: bits, B: bytes)")
+    if lang == "fr":
+        accepted = N_("a bandwidth with its unit, such as 100 Gbit/s, 25 Gb/s or 12,5 Go/s (b, bit: bits; o, B: bytes)")
     match = _NUMBER_THEN_UNIT.match(text) if isinstance(text, str) else None
     spelled = f"{match.group(1)} {_bandwidth_unit(match.group(2))}" if match else text
     try:
@@ -265,6 +267,8 @@ def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
 def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
     """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
     accepted = N_("a size with its unit, such as 25MB or 25 MiB")
+    if lang == "fr":
+        accepted = N_("a size with its unit, such as 25 Mo or 25 Mio")
     return parse_quantity(text, lang, field=field, unit="byte", accepted=accepted)
 
 

@@ -245,6 +245,9 @@ class PredictResult:
 
 
 def _predict(v: dict[str, Any]) -> PredictResult:
+    # The page lists a preset and a custom bandwidth for each link; the one typed is the one meant
+    # (said beside the field), where the core, given both, refuses to guess.
+    v = {**v, **{tier: None for tier in ("intra", "inter") if v.get(f"{tier}_bandwidth") is not None}}
     request = PREDICT.build(v)
     return PredictResult(request.predict(), request.levers())
 
