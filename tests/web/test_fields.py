@@ -71,3 +71,35 @@ def test_a_wrong_value_is_not_called_an_empty_field(client: TestClient) -> None:
     assert "Correct the value marked above" in wrong.text
     empty = client.get("/", params=query("scaling", "fr", efficiency=""))
     assert "Saisissez une valeur pour afficher les résultats." in empty.text
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "typed", "read", "other"),
+    [
+        ("scaling", "per_device_throughput", "2,500", "2,5", "2\u202f500"),
+        ("predict", "params", "25,600M", "25,6M", "25\u202f600M"),
+        ("predict", "inter_bandwidth", "1,500 Go/s", "1,5 Go/s", "1\u202f500 Go/s"),
+        ("plan", "work", "1 281,167", "1\u202f281,167", "1\u202f281\u202f167"),
+    ],
+)
+def test_a_comma_before_three_digits_on_the_french_page_shows_both_readings(
+    client: TestClient, name: str, field: str, typed: str, read: str, other: str
+) -> None:
+    r = client.get(CALCULATORS[name].path, params=query(name, "fr", **{field: typed}))
+    assert text_of(r.text, f"{field}-error") == ""
+    said = unescape(text_of(r.text, f"{field}-reading"))
+    assert said == f"Lu {read} ; pour {other}, écrivez {other}, sans virgule."
+    fragment = client.get(f"/fragment/{name}", params=query(name, "fr", **{field: typed}))
+    assert unescape(text_of(fragment.text, f"{field}-reading")) == said
+
+
+@pytest.mark.parametrize(("lang", "typed"), [("fr", "2,5"), ("fr", "2 500"), ("fr", "0,250"), ("en", "2,500")])
+def test_no_second_reading_where_there_is_none(client: TestClient, lang: str, typed: str) -> None:
+    r = client.get("/", params=query("scaling", lang, per_device_throughput=typed))
+    assert text_of(r.text, "per_device_throughput-reading") == ""
+    assert 'id="per_device_throughput-reading" hidden' in r.text
+
+
+def test_a_list_of_counts_keeps_its_commas(client: TestClient) -> None:
+    r = client.get("/predict", params=query("predict", "fr", devices="8,128,256"))
+    assert 'id="devices-reading" hidden' in r.text

@@ -26,6 +26,7 @@ from dpscale.parse import (
     parse_efficiency,
     parse_number,
     read_input,
+    thousands_reading,
 )
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
@@ -98,6 +99,7 @@ class Form:
     values: dict[str, str]
     errors: dict[str, str]
     result: Any
+    readings: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # 2,500: (2,5, 2 500)
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         values = translate_values(calc, values, source, lang)
     errors: dict[str, str] = {}
     parsed: dict[str, Any] = {}
+    readings: dict[str, tuple[str, str]] = {}
     for name, field in calc.fields.items():
         text = values[name]
         if not text.strip():
@@ -215,6 +218,10 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
             parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
             errors[name] = exc.localized(lang, named=exc.field != name)
+            continue
+        reading = thousands_reading(text, lang) if field.show or field.read in _SHOW else None
+        if reading is not None:  # a number field (not a list of counts, where commas separate)
+            readings[name] = reading
     result = None
     if not errors:
         try:
@@ -227,7 +234,7 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
                 errors[name] = exc.localized(lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
                 errors[next(iter(calc.fields))] = exc.localized(lang)
-    return Form(lang, values, errors, result)
+    return Form(lang, values, errors, result, readings)
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:

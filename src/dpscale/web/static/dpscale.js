@@ -45,7 +45,10 @@
     var fresh = doc.getElementById(id);
     var here = document.getElementById(id);
     if (!fresh || !here) return;
-    if (id.slice(-6) === "-error") {
+    if (id.slice(-8) === "-reading") {
+      here.hidden = fresh.hidden;
+      here.textContent = fresh.textContent.trim();
+    } else if (id.slice(-6) === "-error") {
       here.hidden = fresh.hidden;
       here.textContent = fresh.textContent.trim();
       var input = document.getElementById(id.slice(0, -6));
