@@ -26,6 +26,7 @@ __all__ = [
     "format_number",
     "format_percent",
     "format_points",
+    "format_r2",
     "format_speedup",
 ]
 
@@ -106,6 +107,19 @@ def format_estimate(value: float, error: float | None, lang: Lang) -> str:
         return f"{format_number(value, lang, decimals=4)} ± {format_number(error, lang, decimals=4)}"
     value_text = format_number(round(value, place) + 0.0, lang, decimals=decimals)  # + 0.0: no "-0"
     return f"{value_text} ± {format_number(round(error, place), lang, decimals=decimals)}"
+
+
+def format_r2(r2: float, lang: Lang) -> str:
+    """R² with the digits that tell close fits apart: ``0.99998`` rather than a rounded ``1``.
+
+    As many decimals as reach the first digit of 1 − R² and one more (3 to 8); ``1`` only when exact.
+    """
+    if not math.isfinite(r2):
+        return "—"
+    if r2 >= 1:
+        return format_number(1, lang)
+    decimals = min(8, max(3, math.ceil(-math.log10(1 - r2)) + 1))
+    return format_number(math.floor(r2 * 10**decimals) / 10**decimals, lang, decimals=decimals)  # never up to 1
 
 
 @_any_magnitude

@@ -81,3 +81,65 @@ def test_a_query_too_long_is_said_in_a_page_and_stays_json_for_the_api(client: T
     api = client.get(long)
     assert api.status_code == 414
     assert api.json()["errors"][0]["field"] == "query"
+
+
+def fit_page(client: TestClient, lang: str, measurements: str, at: str = "32", model: str = "auto") -> str:
+    r = client.post(f"/fit?lang={lang}", data={"measurements": measurements, "at": at, "model": model})
+    assert r.status_code == 200
+    return r.text
+
+
+def test_parameters_by_their_symbols_and_r2_not_rounded_to_one(client: TestClient) -> None:
+    html = fit_page(client, "en", "devices,throughput\n1,367.29\n4,1449.48\n8,2887.65\n16,5716.79")
+    models = unescape(html.split('id="models"', 1)[1].split("</table>", 1)[0])
+    assert "λ = " in models
+    assert "σ = " in models
+    assert "lambda" not in models
+    assert "sigma" not in models
+    cells = re.findall(r"<td>([^<]*)</td><td>[^<]*</td></tr>", models)  # R², then AICc
+    assert cells
+    assert "1" not in cells  # 0.99998, not a rounded 1 that reads as a perfect fit
+
+
+def test_the_star_of_an_extrapolated_size_is_explained(client: TestClient) -> None:
+    html = fit_page(client, "fr", "devices,throughput\n1,100\n2,190\n4,350\n8,600", at="4; 32")
+    assert "32 *" in html
+    assert "* Au-delà de la plus grande taille mesurée (8 appareils)" in unescape(text_of(html, "extrapolated"))
+    measured = fit_page(client, "fr", "devices,throughput\n1,100\n2,190\n4,350\n8,600", at="4")
+    assert 'id="extrapolated"' not in measured
+
+
+@pytest.mark.parametrize(
+    ("lang", "pasted"),
+    [
+        ("en", "1,367.29\n4,1449.48\n8,2887.65\n16,5716.79"),
+        ("fr", "1;367,29\n4;1 449,48\n8;2 887,65\n16;5 716,79"),
+        ("fr", "1\t367,29\n4\t1449,48\n8\t2887,65\n16\t5716,79"),
+        ("fr", "appareils;débit\n1;367,29\n4;1449,48\n8;2887,65\n16;5716,79"),
+    ],
+)
+def test_two_columns_without_a_header_or_with_a_french_one(client: TestClient, lang: str, pasted: str) -> None:
+    html = fit_page(client, lang, pasted)
+    assert text_of(html, "measurements-error") == ""
+    assert 'id="chosen"' in html
+
+
+def test_an_interval_never_reaches_below_zero_throughput(client: TestClient) -> None:
+    html = fit_page(client, "en", "devices,throughput\n1,100\n2,210\n4,450", at="8, 64, 512", model="amdahl")
+    table = html.split('id="fit-predictions"', 1)[1].split("</table>", 1)[0]
+    intervals = re.findall(r"<td>([-\d,.]+) – ([-\d,.]+)</td>", table)
+    assert intervals
+    assert all(not low.startswith("-") for low, _ in intervals)
+
+
+def test_the_chosen_curve_is_drawn_over_the_others() -> None:
+    from dpscale import fit
+    from dpscale.charts import fit_chart
+    from dpscale.fit import read_points
+
+    points = read_points("x", text="devices,throughput\n1,100\n2,190\n4,350\n8,600")
+    result = fit.fit(points, at=[32])
+    spec = fit_chart(result, "en").to_dict()
+    lines = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"]
+    assert {v["model"] for v in lines[-1]["data"]["values"]} == {f"{result.chosen} ← chosen"}
+    assert lines[-1]["mark"]["strokeWidth"] > lines[0]["mark"]["strokeWidth"]

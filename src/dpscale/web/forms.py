@@ -259,10 +259,36 @@ def _predict(v: dict[str, Any]) -> PredictResult:
     return PredictResult(request.predict(), request.levers())
 
 
+# A header as a French spreadsheet may name its columns, read as the file format's English names.
+_FRENCH_HEADER = {"appareils": "devices", "nombre d'appareils": "devices", "débit": "throughput"}
+
+
+def _with_header(text: str) -> str:
+    """The pasted text with the ``devices,throughput`` header a file needs, where the page can tell it.
+
+    Two columns of numbers with no header are read as devices then throughput (as the hint says);
+    a French header (``appareils;débit``) is read as the English one. JSON lines are left as they are.
+    """
+    lines = text.lstrip("\ufeff").splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), None)
+    if at is None or lines[at].lstrip().startswith("{"):
+        return text
+    first = lines[at]
+    delimiter = ";" if ";" in first else "\t" if "\t" in first else ","
+    cells = [cell.strip().lower() for cell in first.split(delimiter)]
+    if any(cell in _FRENCH_HEADER for cell in cells):
+        lines[at] = delimiter.join(_FRENCH_HEADER.get(cell, cell) for cell in cells)
+    elif len(cells) == 2 and not any(ch.isalpha() and ch not in "eE" for ch in first):  # numbers: no header
+        lines.insert(at, f"devices{delimiter}throughput")
+    else:
+        return text
+    return "\n".join(lines)
+
+
 def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     from dpscale.fit import read_points
 
-    return read_points(field, text=text, read_number=number_reader(lang))
+    return read_points(field, text=_with_header(text), read_number=number_reader(lang))
 
 
 def _model(text: str, lang: Lang, *, field: str) -> str:

@@ -29,6 +29,7 @@ from dpscale.format import (
     format_number,
     format_percent,
     format_points,
+    format_r2,
     format_speedup,
 )
 from dpscale.i18n import LANGUAGES, Lang, translation
@@ -170,6 +171,7 @@ def page_router() -> APIRouter:
                 ms=lambda x: format_milliseconds(x, chosen),
                 points=lambda x: format_points(x, chosen),
                 estimate=lambda x, err: format_estimate(x, err, chosen),
+                r2=lambda x: format_r2(x, chosen),
                 chart_top=_chart_top,
                 schedule_height=_schedule_height,
                 lever_text=lambda name: lever_text(name, chosen),
