@@ -185,7 +185,7 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     ref_n = int(p.devices[first])
     names = {
         "predicted": _("predicted"),
-        "constant": _("constant E (measured at %(n)s)") % {"n": format_number(ref_n, lang)},
+        "constant": _("constant E (its value at %(n)s held)") % {"n": format_number(ref_n, lang)},
         "ideal": _("ideal"),
     }
     rows = []
@@ -227,7 +227,8 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         ),
         color=colour,
     ).properties(width="container", height=220, title=_("Scaling efficiency E(n)"))
-    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=_("Throughput")), color=colour).properties(
+    per_second = _("Throughput (%(unit)s)") % {"unit": _("samples/s")}
+    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=per_second), color=colour).properties(
         width="container", height=220, title=_("Actual throughput A(n)")
     )
     terms = {"compute": _("compute"), "exposed": _("exposed communication"), "wait": _("straggler wait")}

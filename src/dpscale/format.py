@@ -190,8 +190,12 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
     from babel.units import format_unit
 
     ms = decimal.Decimal(repr(float(seconds))) * 1000  # as written, and no float overflow to infinity
-    decimals = 0 if ms >= 100 else 1 if ms >= 10 else 2
-    pattern = "0.##E0" if ms >= _LONG_MS or 0 < ms < _TINY else _pattern_text(float(ms), decimals)
+    # Three significant digits at every size, so that a column reads alike: 0.113 ms beside 1.13 ms.
+    if ms >= _LONG_MS or 0 < ms < _TINY:
+        pattern = "0.##E0"
+    else:
+        decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
+        pattern = "#,##0." + "0" * decimals if decimals else "#,##0"
     return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=_locale(lang)))
 
 
@@ -199,5 +203,6 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
 def format_points(fraction: float, lang: Lang) -> str:
     """A change of efficiency in percentage points, signed: ``+5.3``, ``−10,2``."""
     text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=_locale(lang))
-    sign = "+" if fraction > 0 else "−" if fraction < 0 else "±"
+    shown = round(fraction * 100, 1)  # the sign of what is shown: ±0.0, not +0.0 for a gain of 0.001 point
+    sign = "+" if shown > 0 else "−" if shown < 0 else "±"
     return f"{sign}{text}"

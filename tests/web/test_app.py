@@ -95,7 +95,7 @@ def test_fragment_is_what_the_page_swaps_in(client: TestClient) -> None:
         "/fragment/scaling",
         params={"lang": "fr", "devices": "32", "per_device_throughput": "1 000", "efficiency": "80 %"},
     )
-    assert text_of(r.text, "actual") == f"25{NNBSP}600 samples/s"
+    assert text_of(r.text, "actual") == f"25{NNBSP}600 échantillons/s"  # the unit left out: the page's own
     assert 'id="example"' in r.text
 
 

@@ -42,7 +42,7 @@ def test_a_dataset_size_takes_a_suffix_as_predict_does(client: TestClient, lang:
 def test_an_unreachable_deadline_speaks_in_numbers_people_write(client: TestClient, lang: str, needed: str) -> None:
     r = client.get("/plan", params=query("plan", lang, work="1T"))
     error = unescape(text_of(r.text, "deadline-error"))
-    assert error.startswith(("got '30 min'", "reçu '30 min'"))  # what was typed, not 1800.0
+    assert error.startswith(("Got “30 min”", "Reçu «\u00a030 min\u00a0»"))  # what was typed, not 1800.0
     assert needed in error
     assert "e+" not in error
     assert "1800.0" not in error

@@ -35,7 +35,7 @@ def test_a_typed_bandwidth_wins_over_the_preset_and_the_page_says_so(client: Tes
 def test_an_error_echoes_the_bandwidth_as_typed(client: TestClient) -> None:
     r = client.get("/predict", params=query("predict", "en", inter_bandwidth="0.1 Mb/s"))
     error = unescape(text_of(r.text, "inter_bandwidth-error"))
-    assert error.startswith("got '0.1 Mb/s'")
+    assert error.startswith("Got “0.1 Mb/s”")
     assert "12500.0" not in error
 
 

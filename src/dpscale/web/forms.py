@@ -15,7 +15,7 @@ from typing import Any
 
 from dpscale import scaling
 from dpscale.batch import BATCH
-from dpscale.errors import InvalidInput, MissingInput
+from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
@@ -194,16 +194,27 @@ def _reads_as(field: Field, text: str, lang: Lang, value: Any) -> bool:
         return False
 
 
+def _said(exc: InvalidInput, lang: Lang, *, named: bool) -> str:
+    """An error as a page shows it: a sentence, what was typed in the language's quotes (« 0 », “0”)."""
+    text = exc.localized(lang, named=named)
+    shown = show_value(exc.value)
+    if len(shown) >= 2 and shown[0] == shown[-1] and shown[0] in "'\"":
+        quoted = f"«\u00a0{shown[1:-1]}\u00a0»" if lang == "fr" else f"“{shown[1:-1]}”"
+        text = text.replace(shown, quoted, 1)
+    return text if named else text[:1].upper() + text[1:]  # a named one begins with the field's key
+
+
 def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
-    """Read the query string of ``calc``'s page; with no input in it, the page's example.
+    """Read the query string of ``calc``'s page; an input not in it is the page's example.
 
     ``from=fr|en`` in the query says the values were typed for the other language's page.
     """
-    given = any(k in query for k in calc.fields)
-    values = {k: query.get(k, "") if given else f.example(lang) for k, f in calc.fields.items()}
     source = query.get("from")
-    if given and source in LANGUAGES and source != lang:
-        values = translate_values(calc, values, source, lang)
+    typed_in: Lang = source if source in LANGUAGES else lang
+    # A field the link leaves out keeps the page's example (/?devices=128: the other fields as shown).
+    values = {k: query.get(k, f.example(typed_in)) for k, f in calc.fields.items()}
+    if typed_in != lang:
+        values = translate_values(calc, values, typed_in, lang)
     errors: dict[str, str] = {}
     parsed: dict[str, Any] = {}
     readings: dict[str, tuple[str, str]] = {}
@@ -217,7 +228,7 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         try:
             parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
-            errors[name] = exc.localized(lang, named=exc.field != name)
+            errors[name] = _said(exc, lang, named=exc.field != name)
             continue
         reading = thousands_reading(text, lang) if field.show or field.read in _SHOW else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
@@ -231,9 +242,9 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
             if name in calc.fields:  # beside its own field: no need to name it
                 if exc.value is not None and not isinstance(exc, MissingInput) and values[name].strip():
                     exc = exc.as_given(exc.place, values[name])  # what was typed (10 Gb/s), not the number read
-                errors[name] = exc.localized(lang, named=False)
+                errors[name] = _said(exc, lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
-                errors[next(iter(calc.fields))] = exc.localized(lang)
+                errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
     return Form(lang, values, errors, result, readings)
 
 

@@ -246,6 +246,11 @@ def page_router() -> APIRouter:
             return form_errors(form)
         return svg(to_svg(fit_chart(form.result, chosen), lang=chosen))
 
+    @router.get("/favicon.ico")
+    def favicon() -> Response:  # browsers ask for it whatever the page's <link> says
+        icon = (Path(__file__).parent / "static" / "favicon.svg").read_bytes()
+        return Response(icon, media_type="image/svg+xml", headers={"cache-control": "public, max-age=86400"})
+
     @router.get("/docs", response_class=HTMLResponse)
     def docs() -> HTMLResponse:
         return HTMLResponse(envs["en"].get_template("docs.html").render())
