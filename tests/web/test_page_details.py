@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import unescape
 
 from fastapi.testclient import TestClient
@@ -78,3 +79,13 @@ def test_the_plan_example_writes_3600_in_the_page_language() -> None:
 
 def test_the_french_faq_heading_is_the_seed_s() -> None:
     assert "<h3>Questions fréquentes (FAQ)</h3>" in client.get("/batch", params={"lang": "fr"}).text
+
+
+def test_one_chunk_is_singular_and_a_model_name_takes_no_bare_de() -> None:
+    fr = client.get("/pipeline", params={"lang": "fr"}).text
+    assert "1 morceau par appareil" in fr
+    assert "morceau(x)" not in fr
+    assert "1 chunk per device" in client.get("/pipeline", params={"lang": "en"}).text
+    fit = unescape(client.get("/fit", params={"lang": "fr"}).text)
+    assert "du modèle " in fit
+    assert not re.search(r"\bde (amdahl|gustafson|usl|comm|constant)\b", fit)
