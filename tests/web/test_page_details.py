@@ -89,3 +89,13 @@ def test_one_chunk_is_singular_and_a_model_name_takes_no_bare_de() -> None:
     fit = unescape(client.get("/fit", params={"lang": "fr"}).text)
     assert "du modèle " in fit
     assert not re.search(r"\bde (amdahl|gustafson|usl|comm|constant)\b", fit)
+
+
+def test_charts_come_in_a_phone_width_and_refuse_an_unbounded_one() -> None:
+    wide = client.get("/chart/scaling.svg", params={"lang": "en"}).text
+    narrow = client.get("/chart/scaling.svg", params={"lang": "en", "width": "290"}).text
+    width = re.compile(r'<svg[^>]*width="([\d.]+)"')
+    assert float(width.search(narrow).group(1)) < float(width.search(wide).group(1)) - 200  # type: ignore[union-attr]
+    assert client.get("/chart/scaling.svg", params={"width": "100000"}).status_code == 422
+    page = client.get("/", params={"lang": "en"}).text
+    assert '<source media="(max-width: 40rem)" srcset="/chart/scaling.svg?' in page

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -44,17 +44,23 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 @functools.lru_cache(maxsize=256)
-def _scaling_svg(result: scaling.Scaling, lang: Lang) -> str:
+def _scaling_svg(result: scaling.Scaling, lang: Lang, width: int = 640) -> str:
     from dpscale.charts import scaling_chart, to_svg
 
-    return to_svg(scaling_chart(result, lang), lang=lang)
+    return to_svg(scaling_chart(result, lang), lang=lang, width=width)
 
 
 @functools.lru_cache(maxsize=256)
-def _schedule_svg(result: pipeline.Bubble, lang: Lang) -> str:
+def _schedule_svg(result: pipeline.Bubble, lang: Lang, width: int = 640) -> str:
     from dpscale.charts import schedule_chart, to_svg
 
-    return to_svg(schedule_chart(result, lang), lang=lang)
+    return to_svg(schedule_chart(result, lang), lang=lang, width=width)
+
+
+# A chart's plot width: the page's 640, and a phone's (the <picture> source under 40rem), whose
+# SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
+PHONE_WIDTH = 290
+Width = Annotated[int, Query(ge=200, le=1280, description="width of the plot area in pixels")]
 
 
 @functools.cache
@@ -178,6 +184,7 @@ def page_router() -> APIRouter:
                 version=__version__,
                 max_query=MAX_QUERY,
                 max_body=MAX_BODY,
+                phone_width=PHONE_WIDTH,
             )
         )
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
@@ -217,34 +224,34 @@ def page_router() -> APIRouter:
         return JSONResponse({"errors": errors}, status_code=422)
 
     @router.get("/chart/scaling.svg")
-    def chart(request: Request, lang: str | None = None) -> Response:
+    def chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("scaling", request, lang)
-        return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen))
+        return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen, width))
 
     @router.get("/chart/pipeline.svg")
-    def pipeline_chart(request: Request, lang: str | None = None) -> Response:
+    def pipeline_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("pipeline", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(_schedule_svg(form.result, chosen))
+        return svg(_schedule_svg(form.result, chosen, width))
 
     @router.get("/chart/predict.svg")
-    def predict_chart(request: Request, lang: str | None = None) -> Response:
+    def predict_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         from dpscale.charts import prediction_chart, to_svg
 
         chosen, form = chart_form("predict", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen))
+        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen, width=width))
 
     @router.get("/chart/fit.svg")
-    def fit_chart(request: Request, lang: str | None = None) -> Response:
+    def fit_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         from dpscale.charts import fit_chart, to_svg
 
         chosen, form = chart_form("fit", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(to_svg(fit_chart(form.result, chosen), lang=chosen))
+        return svg(to_svg(fit_chart(form.result, chosen), lang=chosen, width=width))
 
     @router.get("/favicon.ico")
     def favicon() -> Response:  # browsers ask for it whatever the page's <link> says
