@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from dpscale import pipeline, scaling
 from dpscale._version import __version__
@@ -56,6 +58,9 @@ def _schedule_svg(result: pipeline.Bubble, lang: Lang, width: int = 640) -> str:
 
     return to_svg(schedule_chart(result, lang), lang=lang, width=width)
 
+
+# Where a request's parts go into a page rendered once: comments that no escaped input can write.
+_CUT = Markup("<!--dpscale:cut-->")
 
 # A chart's plot width: the page's 640, and a phone's (the <picture> source under 40rem), whose
 # SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
@@ -147,6 +152,40 @@ def page_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
     envs = {lang: _env(lang) for lang in LANGUAGES}  # one per language: requests run in threads
 
+    def helpers(chosen: Lang) -> dict[str, Any]:
+        """What every template of a page may call, bound to the page's language."""
+        return {
+            "lang": chosen,
+            "other_lang": "en" if chosen == "fr" else "fr",
+            "num": lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
+            "pct": lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
+            "times": lambda x: format_speedup(x, chosen),
+            "dur": lambda x: format_duration(x, chosen),
+            "money": lambda x, currency: format_money(x, currency, chosen),
+            "kwh": lambda x: format_energy(x, chosen),
+            "ms": lambda x: format_milliseconds(x, chosen),
+            "points": lambda x: format_points(x, chosen),
+            "estimate": lambda x, err: format_estimate(x, err, chosen),
+            "r2": lambda x: format_r2(x, chosen),
+            "chart_top": _chart_top,
+            "schedule_height": _schedule_height,
+            "lever_text": lambda name: lever_text(name, chosen),
+            "version": __version__,
+            "max_query": MAX_QUERY,
+            "max_body": MAX_BODY,
+            "phone_width": PHONE_WIDTH,
+        }
+
+    @functools.cache
+    def shell(name: str, chosen: Lang) -> list[str]:
+        """A page rendered once per language (and version): what no input changes, the heading, the
+        explanation, the formula, the FAQ, the legal notice; split where each request fills in
+        its part (odd items name it). Nothing is cached by query string: each request computes."""
+        calc = CALCULATORS[name]
+        slot = Markup("<!--dpscale:slot:%s-->").__mod__  # the part's name: a word of the template's own
+        page = envs[chosen].get_template(f"{name}.html").render(calc=calc, form=None, slot=slot, **helpers(chosen))
+        return re.split(r"<!--dpscale:slot:(\w+)-->", page)
+
     def render(
         calc: Calculator, template: str, request: Request, lang: str | None, posted: Mapping[str, str] | None = None
     ) -> HTMLResponse:
@@ -154,39 +193,24 @@ def page_router() -> APIRouter:
         given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
         chosen = choose_lang(request, lang or given.get("lang"))
         form = read_form(calc, chosen, given)
-        other = "en" if chosen == "fr" else "fr"
         query = urlencode({**form.values, "lang": chosen})
         linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-        page = (
-            envs[chosen]
-            .get_template(template)
-            .render(
-                calc=calc,
-                form=form,
-                lang=chosen,
-                other_lang=other,
-                switch_url="?" + _short_query({**form.values, "lang": other, "from": chosen}),
-                query=query,
-                chart_uri=(lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen)),
-                num=lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
-                pct=lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
-                times=lambda x: format_speedup(x, chosen),
-                dur=lambda x: format_duration(x, chosen),
-                money=lambda x, currency: format_money(x, currency, chosen),
-                kwh=lambda x: format_energy(x, chosen),
-                ms=lambda x: format_milliseconds(x, chosen),
-                points=lambda x: format_points(x, chosen),
-                estimate=lambda x, err: format_estimate(x, err, chosen),
-                r2=lambda x: format_r2(x, chosen),
-                chart_top=_chart_top,
-                schedule_height=_schedule_height,
-                lever_text=lambda name: lever_text(name, chosen),
-                version=__version__,
-                max_query=MAX_QUERY,
-                max_body=MAX_BODY,
-                phone_width=PHONE_WIDTH,
-            )
-        )
+        variables = {
+            **helpers(chosen),
+            "calc": calc,
+            "form": form,
+            "query": query,
+            "chart_uri": (lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen)),
+        }
+        env = envs[chosen]
+        if template == "fragment.html":
+            page = env.get_template(template).render(variables)
+        else:  # the page's frame, rendered once, with this request's parts
+            pieces = env.get_template("_pieces.html").render(variables, cut=_CUT)
+            fields, results, example = pieces.split(_CUT)
+            switch = "?" + _short_query({**form.values, "lang": variables["other_lang"], "from": chosen})
+            parts = {"fields": fields, "results": results, "example": example, "switch": str(escape(switch))}
+            page = "".join(parts[text] if i % 2 else text for i, text in enumerate(shell(calc.name, chosen)))
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
     def page_route(calc: Calculator) -> None:
