@@ -143,3 +143,21 @@ def test_the_chosen_curve_is_drawn_over_the_others() -> None:
     lines = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"]
     assert {v["model"] for v in lines[-1]["data"]["values"]} == {f"{result.chosen} ← chosen"}
     assert lines[-1]["mark"]["strokeWidth"] > lines[0]["mark"]["strokeWidth"]
+
+
+@pytest.mark.parametrize(
+    "pasted", ["devices;throughput\n1;367,29\n4;1 449,48\n8;2 887,65\n16;5 716,79", "1;367,29\n4;1449,48\n8;2887,65"]
+)
+def test_french_measurements_survive_the_language_switch(client: TestClient, pasted: str) -> None:
+    r = client.post(
+        "/fit?lang=en", data={"lang": "en", "from": "fr", "measurements": pasted, "at": "32", "model": "auto"}
+    )
+    assert text_of(r.text, "measurements-error") == ""
+    assert "Chosen model" in text_of(r.text, "chosen")
+    assert "367.29" in r.text  # written again as both languages read it
+
+
+def test_json_lines_are_kept_as_typed_through_the_switch(client: TestClient) -> None:
+    r = client.post("/fit?lang=fr", data={"lang": "fr", "from": "en", "measurements": RECORDS, "at": "32"})
+    assert text_of(r.text, "measurements-error") == ""
+    assert unescape(r.text).count('"backend": "nccl"') == 4

@@ -180,8 +180,9 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
             value = field.read(values[name], source, field=name)
-            if field.spec is not None and field.spec.unit and _reads_as(field, values[name], target, value):
-                # "100Gb/s", "3us": a quantity with its unit that reads the same in both, kept as typed
+            if (field.read is _measurements or (field.spec is not None and field.spec.unit)) and _reads_as(
+                field, values[name], target, value
+            ):  # "100Gb/s", "3us", JSON lines: what reads the same in both is kept as typed
                 continue
             out[name] = show(value, target)
     return out
@@ -230,7 +231,8 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         except InvalidInput as exc:
             errors[name] = _said(exc, lang, named=exc.field != name)
             continue
-        reading = thousands_reading(text, lang) if field.show or field.read in _SHOW else None
+        numeric = (field.show or field.read in _SHOW) and field.read is not _measurements
+        reading = thousands_reading(text, lang) if numeric else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
             readings[name] = reading
     result = None
@@ -302,6 +304,11 @@ def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     return read_points(field, text=_with_header(text), read_number=number_reader(lang))
 
 
+def _show_points(points: Any, lang: Lang) -> str:
+    """Measurements written again for the language switch: a CSV both languages read (367.29 as a program writes it)."""
+    return "devices,throughput\n" + "\n".join(f"{p.devices},{p.throughput!r}" for p in points)
+
+
 def _model(text: str, lang: Lang, *, field: str) -> str:
     return text.strip().lower()
 
@@ -354,7 +361,7 @@ CALCULATORS: dict[str, Calculator] = {
         "fit",
         "/fit",
         {
-            "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE),
+            "measurements": Field(_measurements, FIT_EXAMPLE, FIT_EXAMPLE, show=_show_points),
             "at": Field(_device_list, "32; 64; 128", "32, 64, 128", required=False),
             "model": Field(_model, "auto", "auto", required=False),
         },
