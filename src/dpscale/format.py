@@ -195,7 +195,7 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
         pattern = "0.##E0"
     else:
         decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
-        pattern = "#,##0." + "0" * decimals if decimals else "#,##0"
+        pattern = "#,##0." + "#" * decimals if decimals else "#,##0"
     return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=_locale(lang)))
 
 
