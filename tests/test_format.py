@@ -119,3 +119,27 @@ def test_every_finite_magnitude_is_written(x: float, lang: Lang) -> None:
 )
 def test_tiny_and_huge_times_are_written_short(call: Callable[[], str], text: str) -> None:
     assert call() == text  # never "0" for a value above 0, never 300 digits
+
+
+def test_milliseconds_keep_three_significant_digits_at_every_size() -> None:
+    from dpscale.format import format_milliseconds
+
+    shown = [format_milliseconds(s, "en") for s in (0.0001127, 0.00113, 0.0113, 0.2841)]
+    assert shown == ["0.113 ms", "1.13 ms", "11.3 ms", "284 ms"]
+
+
+def test_points_take_the_sign_of_what_is_shown() -> None:
+    from dpscale.format import format_points
+
+    assert format_points(0.00001, "en") == "±0.0"
+    assert format_points(-0.00001, "fr") == "±0,0"
+    assert format_points(0.0006, "en") == "+0.1"
+
+
+@pytest.mark.parametrize(
+    ("r2", "text"), [(0.999983, "0.999983"), (0.95, "0.95"), (1.0, "1"), (0.9999999999, "0.99999999")]
+)
+def test_r2_keeps_the_digits_that_tell_fits_apart(r2: float, text: str) -> None:
+    from dpscale.format import format_r2
+
+    assert format_r2(r2, "en") == text

@@ -64,7 +64,9 @@ def test_unreachable_deadline_says_why() -> None:
     with pytest.raises(InvalidInput) as caught:
         devices_for_deadline(1e9, 3600, 2000, lambda n: 1 / (1 + 0.01 * (n - 1)), max_devices=1024)
     assert caught.value.field == "deadline_seconds"
-    assert "1024 devices" in caught.value.accepted
+    assert "1,024 devices" in caught.value.accepted
+    assert "e+" not in caught.value.accepted  # numbers as people write them, not 2.778e+05
+    assert "1\u202f024 appareils" in caught.value.localized("fr")
 
 
 @pytest.mark.parametrize(

@@ -185,7 +185,7 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     ref_n = int(p.devices[first])
     names = {
         "predicted": _("predicted"),
-        "constant": _("constant E (measured at %(n)s)") % {"n": format_number(ref_n, lang)},
+        "constant": _("constant E (its value at %(n)s held)") % {"n": format_number(ref_n, lang)},
         "ideal": _("ideal"),
     }
     rows = []
@@ -227,7 +227,8 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         ),
         color=colour,
     ).properties(width="container", height=220, title=_("Scaling efficiency E(n)"))
-    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=_("Throughput")), color=colour).properties(
+    per_second = _("Throughput (%(unit)s)") % {"unit": _("samples/s")}
+    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=per_second), color=colour).properties(
         width="container", height=220, title=_("Actual throughput A(n)")
     )
     terms = {"compute": _("compute"), "exposed": _("exposed communication"), "wait": _("straggler wait")}
@@ -326,12 +327,14 @@ def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:
     largest = max(p.devices for p in f.points)
     top = max([largest * 2, *(p.devices for p in f.best.predictions)])
     grid = sorted({1, *(round(top ** (i / 60)) for i in range(61)), largest, top})
-    curves = []
+    curves: list[dict[str, Any]] = []
+    chosen: list[dict[str, Any]] = []
     for m in f.models:
         if m.skipped is not None and m.name != f.chosen:
             continue
         label = m.name + (" ← " + _("chosen") if m.name == f.chosen else "")
-        curves += [{"devices": n, "throughput": m.throughput(n), "model": label} for n in grid]
+        line = [{"devices": n, "throughput": m.throughput(n), "model": label} for n in grid]
+        (chosen if m.name == f.chosen else curves).extend(line)
     band = [
         {"devices": p.devices, "low": max(p.low, 0.0), "high": p.high}
         for p in f.best.predict(grid)
@@ -344,9 +347,13 @@ def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:
         altair.Chart(altair.Data(values=band))
         .mark_area(opacity=0.18, color="#0b5cad")
         .encode(x=x, y=altair.Y("low:Q", title=_("Throughput")), y2="high:Q"),
-        altair.Chart(altair.Data(values=curves))
-        .mark_line(strokeWidth=2)
-        .encode(x=x, y=y, color=altair.Color("model:N", title=None, legend=altair.Legend(orient="top-left"))),
+        *(  # the other models first, the chosen one over them, wider: never hidden under another
+            altair.Chart(altair.Data(values=values))
+            .mark_line(strokeWidth=width)
+            .encode(x=x, y=y, color=altair.Color("model:N", title=None, legend=altair.Legend(orient="top-left")))
+            for values, width in ((curves, 1.5), (chosen, 3))
+            if values
+        ),
         altair.Chart(altair.Data(values=points)).mark_point(filled=True, size=50, color="#1b1f24").encode(x=x, y=y),
     ]
     chart: alt.LayerChart = (

@@ -27,6 +27,7 @@ __all__ = [
     "format_number",
     "format_percent",
     "format_points",
+    "format_r2",
     "format_speedup",
 ]
 
@@ -109,6 +110,19 @@ def format_estimate(value: float, error: float | None, lang: Lang) -> str:
     return f"{value_text} ± {format_number(round(error, place), lang, decimals=decimals)}"
 
 
+def format_r2(r2: float, lang: Lang) -> str:
+    """R² with the digits that tell close fits apart: ``0.99998`` rather than a rounded ``1``.
+
+    As many decimals as reach the first digit of 1 − R² and one more (3 to 8); ``1`` only when exact.
+    """
+    if not math.isfinite(r2):
+        return "—"
+    if r2 >= 1:
+        return format_number(1, lang)
+    decimals = min(8, max(3, math.ceil(-math.log10(1 - r2)) + 1))
+    return format_number(math.floor(r2 * 10**decimals) / 10**decimals, lang, decimals=decimals)  # never up to 1
+
+
 @_any_magnitude
 def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     """0.9 → ``90 %`` (fr) or ``90%`` (en); at most ``decimals`` decimals of a percent."""
@@ -177,8 +191,12 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
     from babel.units import format_unit
 
     ms = decimal.Decimal(repr(float(seconds))) * 1000  # as written, and no float overflow to infinity
-    decimals = 0 if ms >= 100 else 1 if ms >= 10 else 2
-    pattern = "0.##E0" if ms >= _LONG_MS or 0 < ms < _TINY else _pattern_text(float(ms), decimals)
+    # Three significant digits at every size, so that a column reads alike: 0.113 ms beside 1.13 ms.
+    if ms >= _LONG_MS or 0 < ms < _TINY:
+        pattern = "0.##E0"
+    else:
+        decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
+        pattern = "#,##0." + "#" * decimals if decimals else "#,##0"
     return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=_locale(lang)))
 
 
@@ -186,7 +204,8 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
 def format_points(fraction: float, lang: Lang) -> str:
     """A change of efficiency in percentage points, signed: ``+5.3``, ``−10,2``."""
     text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=_locale(lang))
-    sign = "+" if fraction > 0 else "−" if fraction < 0 else "±"
+    shown = round(fraction * 100, 1)  # the sign of what is shown: ±0.0, not +0.0 for a gain of 0.001 point
+    sign = "+" if shown > 0 else "−" if shown < 0 else "±"
     return f"{sign}{text}"
 
 

@@ -65,9 +65,20 @@ class Message:
         return cls(template, tuple(params.items()))
 
     def __str__(self) -> str:
-        return self.template % dict(self.params)
+        return self.template % {k: _shown(v, "en") for k, v in self.params}
 
     def localized(self, lang: Lang) -> str:
-        """The message in ``lang``; a message among the values is localized too."""
-        values = {k: v.localized(lang) if isinstance(v, Message) else v for k, v in self.params}
+        """The message in ``lang``; a message among the values is localized too, a number written as ``lang`` does."""
+        values = {k: _shown(v, lang) for k, v in self.params}
         return translation(lang).gettext(self.template) % values
+
+
+def _shown(value: Any, lang: Lang) -> Any:
+    """A value as a message shows it: a message in ``lang``, a float as ``lang`` writes it (9.4e+08: 943,718,400)."""
+    if isinstance(value, Message):
+        return value.localized(lang)
+    if isinstance(value, float):  # ints (counts, limits, line numbers) stay as written
+        from dpscale.format import format_number  # Babel, only where a message holds a number
+
+        return format_number(value, lang)
+    return value

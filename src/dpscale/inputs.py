@@ -132,6 +132,10 @@ class Input:
             if not (self.low is None or real >= self.low) or not (self.high is None or real <= self.high):
                 show = _percent if self.kind in ("fraction", "variation") else _g
                 bounds = {"low": show(self.low), "high": show(self.high)}
+                if self.unit:  # a bandwidth read from 10 Gb/s: its bounds in the unit it was turned into
+                    accepted = N_("a value from %(low)s to %(high)s %(unit)s")
+                    bounds["unit"] = self.unit
+                    raise InvalidInput(self.name, value, accepted, params=bounds)
                 raise InvalidInput(self.name, value, N_("a value from %(low)s to %(high)s"), params=bounds)
         return value
 

@@ -42,6 +42,7 @@ __all__ = [
     "parse_variation",
     "parse_device_list",
     "read_input",
+    "thousands_reading",
 ]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
@@ -78,6 +79,36 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     return number
 
 
+# A comma then exactly three digits (2,500; 1 000,250 Go/s): French reads a decimal comma, where
+# English habit meant thousands.
+_COMMA_THREE = re.compile(r"(?<![\d,.])(\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})*|\d+),(\d{3})(?![\d,.])")
+
+
+def thousands_reading(text: str, lang: Lang) -> tuple[str, str] | None:
+    """On a French page, ``text`` with a comma followed by exactly three digits: how it was read, and
+    the other reading (``2,500`` → ``("2,5", "2 500")``); None where no such comma is.
+
+    The value is read as French writes it; the page shows both so that a thousandfold slip is seen.
+    """
+    if lang != "fr" or not isinstance(text, str) or len(text) > 100:
+        return None
+    found = _COMMA_THREE.search(text)
+    if found is None or not found.group(1).strip("0"):  # 0,250: no one writes 250 that way
+        return None
+    whole = re.sub(r"\D", "", found.group(1))
+    decimal = _plain(Decimal(f"{whole}.{found.group(2)}")).replace(".", ",")
+    read = _group_thousands(whole) + decimal[len(whole) :] if decimal.startswith(whole) else decimal
+    other = _group_thousands(whole + found.group(2))
+    start, end = found.span()
+    return text[:start] + read + text[end:], text[:start] + other + text[end:]
+
+
+def _group_thousands(digits: str) -> str:
+    digits = digits.lstrip("0") or "0"
+    groups = [digits[max(0, i - 3) : i] for i in range(len(digits), 0, -3)][::-1]
+    return "\u202f".join(groups)
+
+
 def number_reader(lang: Lang) -> Callable[[str], float]:
     """Numbers as people write them in ``lang`` (``367,29``, ``1 449,48`` in French), for the cells of
     a measurement file (:func:`dpscale.fit.read_points`' ``read_number``)."""
@@ -104,10 +135,12 @@ def parse_count(text: str, lang: Lang, *, field: str, minimum: int = 1) -> int:
         raise exc.as_given(field, text) from None
 
 
-def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> float:
+def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency", in_percent: bool = False) -> float:
     """A scaling efficiency: ``90 %``/``90%`` or a fraction (``0.9``, ``0,9`` in French).
 
-    A bare number above 1 (``90``) is ambiguous and refused with a hint.
+    A bare number above 1 (``90``) is ambiguous and refused with a hint, unless ``in_percent``:
+    a page's field that shows its unit (%) reads it in that unit, 85 as 85 %, and says beside the
+    field that a number at most 1 is a fraction.
     """
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a percentage or a fraction as text")
@@ -117,7 +150,7 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency") -> flo
     body = stripped.rstrip(percent_sign + "%").strip() if is_percent else stripped
     number = parse_decimal(body, lang, field=field)
     accepted = N_("a percentage above 0 %% and at most 100 %%, or a fraction above 0 and at most 1")
-    if is_percent:
+    if is_percent or (in_percent and number > 1):
         fraction = number / 100
     elif 1 < number <= 100:
         decimal = get_decimal_symbol(lang)
@@ -142,7 +175,33 @@ def _plain(number: Decimal) -> str:
 
 _NUMBER_THEN_UNIT = re.compile(r"^\s*([-+]?[\d\s\u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 # French words and symbols pint does not know, mapped to the names it does.
-_FRENCH_UNITS = {"j": "day", "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "an": "year"}
+_FRENCH_UNITS = {
+    "j": "day",
+    "jour": "day",
+    "jours": "day",
+    "semaine": "week",
+    "semaines": "week",
+    "an": "year",
+    "ans": "year",
+    "année": "year",
+    "années": "year",
+    "mois": "month",
+    "heure": "hour",
+    "heures": "hour",
+    "seconde": "second",
+    "secondes": "second",
+    "µs": "microsecond",
+    "μs": "microsecond",
+    "Go/s": "GB/s",
+    "Mo/s": "MB/s",
+    "To/s": "TB/s",
+    "Go": "GB",
+    "Mo": "MB",
+    "Ko": "kB",
+    "Gio": "GiB",
+    "Mio": "MiB",
+    "Kio": "KiB",
+}
 
 
 @functools.cache
@@ -167,7 +226,8 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
         raise InvalidInput(field, text, accepted)
     number = float(parse_decimal(match.group(1), lang, field=field))
     name = match.group(2)
-    name = _FRENCH_UNITS.get(name.lower(), name) if lang == "fr" else name
+    if lang == "fr":
+        name = _FRENCH_UNITS.get(name, _FRENCH_UNITS.get(name.lower(), name))
     registry = _registry()
     try:
         quantity = registry.Quantity(number, registry.parse_units(name))
@@ -179,13 +239,37 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
     return value
 
 
+# Where a duration of several parts ("1h30", "2 d 4 h") is cut: before a number that follows a unit.
+_NEXT_PART = re.compile(r"(?<=[^\d\s.,])\s*(?=\d)")
+
+
 def parse_duration(text: str, lang: Lang, *, field: str = "deadline") -> float:
-    """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks`` (``14 j`` in French)."""
+    """A duration in seconds: ``14 d``, ``36h``, ``90 min``, ``2 weeks``; in French ``14 j``, ``2 heures``.
+
+    Several parts add up: ``2 d 4 h``, and ``1h30`` (an hour and a half: a bare number after hours
+    is minutes, as it is written in French).
+    """
     if lang == "fr":
-        accepted = N_("a duration with its unit, such as 14 j, 36 h or 90 min")
+        accepted = N_("a duration with its unit, such as 14 j, 36 h, 2 heures, 1h30 or 90 min")
     else:
-        accepted = N_("a duration with its unit, such as 14 d, 36 h or 90 min")
-    return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
+        accepted = N_("a duration with its unit, such as 14 d, 36 h, 1h30 or 90 min")
+    try:
+        return parse_quantity(text, lang, field=field, unit="second", accepted=accepted)
+    except InvalidInput:
+        if not isinstance(text, str) or len(text) > 100:
+            raise
+        parts = _NEXT_PART.split(text.strip())
+        if len(parts) < 2:
+            raise
+    last = _NUMBER_THEN_UNIT.match(parts[-1])
+    if last and not last.group(2):  # a bare number: minutes after hours (1h30), else a guess
+        if not parts[-2].rstrip().endswith("h"):
+            raise InvalidInput(field, text, accepted)
+        parts[-1] += " min"
+    try:
+        return sum(parse_quantity(part, lang, field=field, unit="second", accepted=accepted) for part in parts)
+    except InvalidInput:
+        raise InvalidInput(field, text, accepted) from None
 
 
 # Network people write bits as "b" (100Gb/s, 25 Gbps); pint reads "Gb" as a gilbert. Only the
@@ -202,6 +286,8 @@ def _bandwidth_unit(unit: str) -> str:
 def parse_bandwidth(text: str, lang: Lang, *, field: str) -> float:
     """Bytes per second from ``100Gb/s``, ``25 Gbps``, ``12.5GB/s``, ``300 GB/s``, ``1 Tbit/s``."""
     accepted = N_("a bandwidth with its unit, such as 100Gb/s, 25 Gbps or 12.5GB/s (b: bits, B: bytes)")
+    if lang == "fr":
+        accepted = N_("a bandwidth with its unit, such as 100 Gbit/s, 25 Gb/s or 12,5 Go/s (b, bit: bits; o, B: bytes)")
     match = _NUMBER_THEN_UNIT.match(text) if isinstance(text, str) else None
     spelled = f"{match.group(1)} {_bandwidth_unit(match.group(2))}" if match else text
     try:
@@ -223,6 +309,8 @@ def parse_reference(text: str, lang: Lang, *, field: str) -> tuple[int, float]:
 def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
     """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
     accepted = N_("a size with its unit, such as 25MB or 25 MiB")
+    if lang == "fr":
+        accepted = N_("a size with its unit, such as 25 Mo or 25 Mio")
     return parse_quantity(text, lang, field=field, unit="byte", accepted=accepted)
 
 
@@ -302,11 +390,11 @@ def _device_count(text: str, lang: Lang, *, field: str) -> int:
         raise exc.as_given(field, text) from None
 
 
-def parse_variation(text: str, lang: Lang, *, field: str = "jitter") -> float:
-    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none."""
+def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent: bool = False) -> float:
+    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none (``2`` too if ``in_percent``)."""
     if isinstance(text, str) and text.strip().rstrip("%").strip() in ("0", "0.0", "0,0"):
         return 0.0
-    return parse_efficiency(text, lang, field=field)
+    return parse_efficiency(text, lang, field=field, in_percent=in_percent)
 
 
 _SWITCH = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
@@ -322,8 +410,12 @@ def parse_switch(text: str, lang: Lang, *, field: str) -> bool:
     return value
 
 
-def read_input(item: Input, text: str, lang: Lang) -> Any:
-    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case)."""
+def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) -> Any:
+    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case).
+
+    ``in_percent``: a fraction or a variation typed where its unit (%) is shown, so that a bare
+    number above 1 is read in it (the pages; the CLI shows no unit and keeps refusing ``90``).
+    """
     if item.kind == "choice":
         return text.strip().lower() if isinstance(text, str) else text
     if item.kind in ("path", "text"):
@@ -332,12 +424,17 @@ def read_input(item: Input, text: str, lang: Lang) -> Any:
         from dpscale.fit import read_points
 
         return read_points(text, read_number=number_reader(lang))
-    value = _READERS[item.kind](text, lang, field=item.name)
+    if in_percent and item.kind in PERCENT_KINDS:
+        value = _READERS[item.kind](text, lang, field=item.name, in_percent=True)
+    else:
+        value = _READERS[item.kind](text, lang, field=item.name)
     try:
         return item.check(value)  # within its bounds, said about the text as typed
     except InvalidInput as exc:
         raise exc.as_given(item.name, text) from None
 
+
+PERCENT_KINDS = ("fraction", "variation")  # the kinds a page shows in %
 
 _READERS: dict[str, Callable[..., Any]] = {
     "count": parse_count,

@@ -33,7 +33,7 @@ def test_pipeline_schedule_select_and_chart(browser: Any, server: str) -> None:
     page.fill("#micro_batches", "")
     page.locator("#placeholder").wait_for()
     assert page.locator("#micro_batches-error").inner_text() == (
-        "missing; expected a number of micro-batches, or the largest bubble to allow"
+        "Missing; expected a number of micro-batches, or the largest bubble to allow"
     )
     page.fill("#micro_batches", "16")
     page.locator("#bubble").filter(has_text="15.79%").wait_for()

@@ -100,7 +100,7 @@ def test_a_unit_the_renderer_cannot_draw_is_refused(server: Server, path: str, u
     status, _, body = server.get(f"{path}?devices=1&per_device_throughput=1&efficiency=1&lang=en&unit={unit}")
     if path == "/":  # the page shows the error beside the field
         assert status == 200
-        assert re.search(rb'id="unit-error" >\s*got .{3,30}; expected a label of 1 to 40 printable', body)
+        assert re.search(rb'id="unit-error" >\s*Got .{3,30}; expected a label of 1 to 40 printable', body)
     else:
         assert status == 422
         assert json.loads(body)["errors"][0]["field"] == "unit"

@@ -14,7 +14,7 @@ from dpscale.web.forms import CALCULATORS
 
 
 def sentences(page: str) -> set[str]:
-    body = page.split("<main>", 1)[1].split("</main>", 1)[0]
+    body = re.split(r"<main\b[^>]*>", page, maxsplit=1)[1].split("</main>", 1)[0]
     body = re.sub(r"<(script|style|math)\b.*?</\1>", " ", body, flags=re.S)
     body = re.sub(r"<option\b.*?</option>", " ", body, flags=re.S)  # product names (presets.toml): not prose
     body = re.sub(r"<(input|textarea)\b[^>]*>", " ", body)  # what was typed

@@ -120,7 +120,8 @@ class ModelFit:
                 var = float(grad @ cov @ grad) + self.residual_variance
                 half = t * math.sqrt(var) if var >= 0 else math.nan
             e = a / (size * one) if one > 0 else math.nan
-            out.append(Forecast(size, a, a - half, a + half, e, size > self.largest_measured))
+            low = max(a - half, 0.0) if math.isfinite(half) else math.nan  # a throughput is never below 0
+            out.append(Forecast(size, a, low, a + half, e, size > self.largest_measured))
         return tuple(out)
 
     def efficiency(self, devices: int) -> float:

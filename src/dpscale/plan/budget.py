@@ -197,12 +197,12 @@ def devices_for_deadline(
                     "a deadline that at most %(limit)s devices can meet: it needs %(needed)s %(unit)s, "
                     "and the fastest cluster, of %(best)s devices, gives %(fastest)s"
                 ),
-                params={
-                    "limit": limit,
-                    "needed": f"{needed:.4g}",
+                params={  # numbers, written in the reader's language where the message is shown
+                    "limit": float(limit),
+                    "needed": needed,
                     "unit": unit,
-                    "best": best,
-                    "fastest": f"{best * v * _at(curve, best):.4g}",
+                    "best": float(best),
+                    "fastest": best * v * _at(curve, best),
                 },
             )
         low, high = high, min(2 * high, limit)

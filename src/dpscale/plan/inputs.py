@@ -122,13 +122,14 @@ PLAN = Definition(
     (
         Input(
             "work",
-            "number",
-            "Samples (or tokens) to process: the dataset size, times --epochs.",
+            "scaled_count",
+            "Samples (or tokens) to process: the dataset size (1.2M, 1T), times --epochs.",
             required=True,
             low=1e-12,
             high=1e18,
             short="-w",
             label=N_("Dataset size (samples or tokens)"),
+            hint=N_("For example 1,281,167, 1.2M or 1T (k, M, B for billions, T)."),
             example=("1 281 167", "1,281,167"),
             group="run",
         ),

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpscale import scaling
 from dpscale.batch import BATCH
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.fit.inputs import FIT
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
@@ -24,6 +24,7 @@ from dpscale.parse import (
     number_reader,
     parse_device_list,
     read_input,
+    thousands_reading,
 )
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
@@ -79,6 +80,7 @@ class Form:
     values: dict[str, str]
     errors: dict[str, str]
     result: Any
+    readings: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # 2,500: (2,5, 2 500)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Calculator:
     compute: Callable[[dict[str, Any]], Any]
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
     definition: Definition | None = None  # the core's definition the fields were made from
+    posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
 
     @property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -109,6 +112,11 @@ def _with_unit(unit: str) -> Callable[[Any, Lang], str]:
     return show
 
 
+def _show_points(points: Any, lang: Lang) -> str:
+    """Measurements written again for the language switch: a CSV both languages read (367.29 as a program writes it)."""
+    return "devices,throughput\n" + "\n".join(f"{p.devices},{p.throughput!r}" for p in points)
+
+
 _SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
     "count": _show_count,
     "number": _show_number,
@@ -119,6 +127,7 @@ _SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
     "bytes": _with_unit("B"),
     "seconds": _with_unit("s"),
     "duration": _with_unit("s"),
+    "measurements": _show_points,
 }
 
 
@@ -129,7 +138,7 @@ def _reader(item: Input) -> Reader:
         return _measurements
 
     def read(text: str, lang: Lang, *, field: str) -> Any:
-        return read_input(item, text, lang)
+        return read_input(item, text, lang, in_percent=True)  # its field shows its unit (%)
 
     return read
 
@@ -160,8 +169,9 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
             value = field.read(values[name], source, field=name)
-            if field.spec is not None and field.spec.unit and _reads_as(field, values[name], target, value):
-                # "100Gb/s", "3us": a quantity with its unit that reads the same in both, kept as typed
+            if (field.read is _measurements or (field.spec is not None and field.spec.unit)) and _reads_as(
+                field, values[name], target, value
+            ):  # "100Gb/s", "3us", JSON lines: what reads the same in both is kept as typed
                 continue
             out[name] = show(value, target)
     return out
@@ -174,18 +184,30 @@ def _reads_as(field: Field, text: str, lang: Lang, value: Any) -> bool:
         return False
 
 
+def _said(exc: InvalidInput, lang: Lang, *, named: bool) -> str:
+    """An error as a page shows it: a sentence, what was typed in the language's quotes (« 0 », “0”)."""
+    text = exc.localized(lang, named=named)
+    shown = show_value(exc.value)
+    if len(shown) >= 2 and shown[0] == shown[-1] and shown[0] in "'\"":
+        quoted = f"«\u00a0{shown[1:-1]}\u00a0»" if lang == "fr" else f"“{shown[1:-1]}”"
+        text = text.replace(shown, quoted, 1)
+    return text if named else text[:1].upper() + text[1:]  # a named one begins with the field's key
+
+
 def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
-    """Read the query string of ``calc``'s page; with no input in it, the page's example.
+    """Read the query string of ``calc``'s page; an input not in it is the page's example.
 
     ``from=fr|en`` in the query says the values were typed for the other language's page.
     """
-    given = any(k in query for k in calc.fields)
-    values = {k: query.get(k, "") if given else f.example(lang) for k, f in calc.fields.items()}
     source = query.get("from")
-    if given and source in LANGUAGES and source != lang:
-        values = translate_values(calc, values, source, lang)
+    typed_in: Lang = source if source in LANGUAGES else lang
+    # A field the link leaves out keeps the page's example (/?devices=128: the other fields as shown).
+    values = {k: query.get(k, f.example(typed_in)) for k, f in calc.fields.items()}
+    if typed_in != lang:
+        values = translate_values(calc, values, typed_in, lang)
     errors: dict[str, str] = {}
     parsed: dict[str, Any] = {}
+    readings: dict[str, tuple[str, str]] = {}
     for name, field in calc.fields.items():
         text = values[name]
         if not text.strip():
@@ -196,7 +218,12 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         try:
             parsed[name] = field.read(text, lang, field=name)
         except InvalidInput as exc:
-            errors[name] = exc.localized(lang, named=exc.field != name)
+            errors[name] = _said(exc, lang, named=exc.field != name)
+            continue
+        numeric = field.show is not None and field.read is not _measurements
+        reading = thousands_reading(text, lang) if numeric else None
+        if reading is not None:  # a number field (not a list of counts, where commas separate)
+            readings[name] = reading
     result = None
     if not errors:
         try:
@@ -204,10 +231,12 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         except InvalidInput as exc:
             name = calc.aliases.get(exc.field, exc.field)
             if name in calc.fields:  # beside its own field: no need to name it
-                errors[name] = exc.localized(lang, named=False)
+                if exc.value is not None and not isinstance(exc, MissingInput) and values[name].strip():
+                    exc = exc.as_given(exc.place, values[name])  # what was typed (10 Gb/s), not the number read
+                errors[name] = _said(exc, lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
-                errors[next(iter(calc.fields))] = exc.localized(lang)
-    return Form(lang, values, errors, result)
+                errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
+    return Form(lang, values, errors, result, readings)
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:
@@ -222,14 +251,43 @@ class PredictResult:
 
 
 def _predict(v: dict[str, Any]) -> PredictResult:
+    # The page lists a preset and a custom bandwidth for each link; the one typed is the one meant
+    # (said beside the field), where the core, given both, refuses to guess.
+    v = {**v, **{tier: None for tier in ("intra", "inter") if v.get(f"{tier}_bandwidth") is not None}}
     request = PREDICT.build(v)
     return PredictResult(request.predict(), request.levers())
+
+
+# A header as a French spreadsheet may name its columns, read as the file format's English names.
+_FRENCH_HEADER = {"appareils": "devices", "nombre d'appareils": "devices", "débit": "throughput"}
+
+
+def _with_header(text: str) -> str:
+    """The pasted text with the ``devices,throughput`` header a file needs, where the page can tell it.
+
+    Two columns of numbers with no header are read as devices then throughput (as the hint says);
+    a French header (``appareils;débit``) is read as the English one. JSON lines are left as they are.
+    """
+    lines = text.lstrip("\ufeff").splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), None)
+    if at is None or lines[at].lstrip().startswith("{"):
+        return text
+    first = lines[at]
+    delimiter = ";" if ";" in first else "\t" if "\t" in first else ","
+    cells = [cell.strip().lower() for cell in first.split(delimiter)]
+    if any(cell in _FRENCH_HEADER for cell in cells):
+        lines[at] = delimiter.join(_FRENCH_HEADER.get(cell, cell) for cell in cells)
+    elif len(cells) == 2 and not any(ch.isalpha() and ch not in "eE" for ch in first):  # numbers: no header
+        lines.insert(at, f"devices{delimiter}throughput")
+    else:
+        return text
+    return "\n".join(lines)
 
 
 def _measurements(text: str, lang: Lang, *, field: str) -> Any:
     from dpscale.fit import read_points
 
-    return read_points(field, text=text, read_number=number_reader(lang))
+    return read_points(field, text=_with_header(text), read_number=number_reader(lang))
 
 
 CALCULATORS: dict[str, Calculator] = {
@@ -272,5 +330,6 @@ CALCULATORS: dict[str, Calculator] = {
         FIT.build,
         aliases={"points": "measurements", "file": "measurements"},
         definition=FIT,
+        posted=True,
     ),
 }

@@ -11,14 +11,19 @@ from fastapi import Request
 
 from dpscale.i18n import LANGUAGES, Lang
 
-__all__ = ["choose_lang"]
+__all__ = ["choose_lang", "lang_of"]
 
 
 def choose_lang(request: Request, lang: str | None) -> Lang:
     """?lang= first, then Accept-Language (English for any other language), then French (the seed's)."""
+    return lang_of(lang, request.headers.get("accept-language", ""))
+
+
+def lang_of(lang: str | None, accept_language: str) -> Lang:
+    """:func:`choose_lang` from the ``lang`` parameter and the Accept-Language header's text."""
     if lang in LANGUAGES:
         return lang
-    header = request.headers.get("accept-language", "")
+    header = accept_language
     preferred = [part.split(";")[0].strip().replace("-", "_") for part in header.split(",") if part.strip()]
     chosen = negotiate_locale(preferred, list(LANGUAGES), sep="_") if preferred else None
     if chosen is None and preferred:

@@ -7,13 +7,18 @@ or a chart that computes holds up no other request.
 
 from __future__ import annotations
 
+import base64
 import functools
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlencode
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from dpscale import pipeline, scaling
 from dpscale._version import __version__
@@ -27,33 +32,45 @@ from dpscale.format import (
     format_number,
     format_percent,
     format_points,
+    format_r2,
     format_speedup,
 )
 from dpscale.i18n import LANGUAGES, Lang, translation
 from dpscale.predict.wording import lever_text
 from dpscale.report import memory_sentence
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
-from dpscale.web.language import choose_lang
+from dpscale.web.language import choose_lang, lang_of
+from dpscale.web.security import MAX_BODY, MAX_QUERY
 
-__all__ = ["TEMPLATES", "page_router"]
+__all__ = ["TEMPLATES", "page_router", "refusal_page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 @functools.lru_cache(maxsize=256)
-def _scaling_svg(result: scaling.Scaling, lang: Lang) -> str:
+def _scaling_svg(result: scaling.Scaling, lang: Lang, width: int = 640) -> str:
     from dpscale.charts import scaling_chart, to_svg
 
-    return to_svg(scaling_chart(result, lang), lang=lang)
+    return to_svg(scaling_chart(result, lang), lang=lang, width=width)
 
 
 @functools.lru_cache(maxsize=256)
-def _schedule_svg(result: pipeline.Bubble, lang: Lang) -> str:
+def _schedule_svg(result: pipeline.Bubble, lang: Lang, width: int = 640) -> str:
     from dpscale.charts import schedule_chart, to_svg
 
-    return to_svg(schedule_chart(result, lang), lang=lang)
+    return to_svg(schedule_chart(result, lang), lang=lang, width=width)
 
 
+# Where a request's parts go into a page rendered once: comments that no escaped input can write.
+_CUT = Markup("<!--dpscale:cut-->")
+
+# A chart's plot width: the page's 640, and a phone's (the <picture> source under 40rem), whose
+# SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
+PHONE_WIDTH = 290
+Width = Annotated[int, Query(ge=200, le=1280, description="width of the plot area in pixels")]
+
+
+@functools.cache
 def _env(lang: Lang) -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -80,42 +97,124 @@ def _schedule_height(stages: int) -> int:
     return SCHEDULE_FRAME + schedule_chart_height(stages)
 
 
+def _short_query(values: Mapping[str, str]) -> str:
+    """``values`` as a query string that a link may carry: the longest values left out until it fits.
+
+    Measurements pasted into /fit are posted, not linked; the short inputs stay shareable.
+    """
+    kept = dict(values)
+    text = urlencode(kept)
+    while len(text) > MAX_QUERY - 64 and kept:  # room for the path's own parameters
+        del kept[max(kept, key=lambda k: len(kept[k]))]
+        text = urlencode(kept)
+    return text
+
+
+def _fit_chart_uri(result: Any, lang: Lang) -> str:
+    """The fit's chart as a data URI, for measurements too long for the chart's URL."""
+    from dpscale.charts import fit_chart, to_svg
+
+    svg = to_svg(fit_chart(result, lang), lang=lang)
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def refusal_page(status: int, lang: str | None, accept_language: str, size: int | None) -> bytes:
+    """The page a browser shows for a request refused as too large (413) or too long (414)."""
+    chosen = lang_of(lang, accept_language)
+    page = (
+        _env(chosen)
+        .get_template("refused.html")
+        .render(
+            status=status,
+            lang=chosen,
+            size=None if size is None else format_number(size, chosen),
+            max_body=format_number(MAX_BODY, chosen),
+            max_body_mib=format_number(MAX_BODY / (1 << 20), chosen),
+            max_query=format_number(MAX_QUERY, chosen),
+            version=__version__,
+        )
+    )
+    return page.encode()
+
+
+async def _posted(request: Request) -> dict[str, str]:
+    """The form's fields sent in the body (``application/x-www-form-urlencoded``), the guard having bounded it.
+
+    A dependency, so that the page that uses them stays ``def`` and runs in the thread pool.
+    """
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return dict(parse_qsl(body, keep_blank_values=True))
+
+
+Posted = Annotated[dict[str, str], Depends(_posted)]
+
+
 def page_router() -> APIRouter:
     """The pages, fragments, charts and the API's docs page."""
     router = APIRouter(include_in_schema=False)
     envs = {lang: _env(lang) for lang in LANGUAGES}  # one per language: requests run in threads
 
-    def render(calc: Calculator, template: str, request: Request, lang: str | None) -> HTMLResponse:
-        chosen = choose_lang(request, lang)
-        form = read_form(calc, chosen, dict(request.query_params))
-        other = "en" if chosen == "fr" else "fr"
-        page = (
-            envs[chosen]
-            .get_template(template)
-            .render(
-                calc=calc,
-                form=form,
-                lang=chosen,
-                other_lang=other,
-                switch_url="?" + urlencode({**form.values, "lang": other, "from": chosen}),
-                query=urlencode({**form.values, "lang": chosen}),
-                num=lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
-                pct=lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
-                times=lambda x: format_speedup(x, chosen),
-                dur=lambda x: format_duration(x, chosen),
-                money=lambda x, currency: format_money(x, currency, chosen),
-                kwh=lambda x: format_energy(x, chosen),
-                ms=lambda x: format_milliseconds(x, chosen),
-                gib=lambda x: format_memory(x, chosen),
-                memory_sentence=lambda m, n: memory_sentence(m, n, chosen),
-                points=lambda x: format_points(x, chosen),
-                estimate=lambda x, err: format_estimate(x, err, chosen),
-                chart_top=_chart_top,
-                schedule_height=_schedule_height,
-                lever_text=lambda name: lever_text(name, chosen),
-                version=__version__,
-            )
-        )
+    def helpers(chosen: Lang) -> dict[str, Any]:
+        """What every template of a page may call, bound to the page's language."""
+        return {
+            "lang": chosen,
+            "other_lang": "en" if chosen == "fr" else "fr",
+            "num": lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
+            "pct": lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
+            "times": lambda x: format_speedup(x, chosen),
+            "dur": lambda x: format_duration(x, chosen),
+            "money": lambda x, currency: format_money(x, currency, chosen),
+            "kwh": lambda x: format_energy(x, chosen),
+            "ms": lambda x: format_milliseconds(x, chosen),
+            "gib": lambda x: format_memory(x, chosen),
+            "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
+            "points": lambda x: format_points(x, chosen),
+            "estimate": lambda x, err: format_estimate(x, err, chosen),
+            "r2": lambda x: format_r2(x, chosen),
+            "chart_top": _chart_top,
+            "schedule_height": _schedule_height,
+            "lever_text": lambda name: lever_text(name, chosen),
+            "version": __version__,
+            "max_query": MAX_QUERY,
+            "max_body": MAX_BODY,
+            "phone_width": PHONE_WIDTH,
+        }
+
+    @functools.cache
+    def shell(name: str, chosen: Lang) -> list[str]:
+        """A page rendered once per language (and version): what no input changes, the heading, the
+        explanation, the formula, the FAQ, the legal notice; split where each request fills in
+        its part (odd items name it). Nothing is cached by query string: each request computes."""
+        calc = CALCULATORS[name]
+        slot = Markup("<!--dpscale:slot:%s-->").__mod__  # the part's name: a word of the template's own
+        page = envs[chosen].get_template(f"{name}.html").render(calc=calc, form=None, slot=slot, **helpers(chosen))
+        return re.split(r"<!--dpscale:slot:(\w+)-->", page)
+
+    def render(
+        calc: Calculator, template: str, request: Request, lang: str | None, posted: Mapping[str, str] | None = None
+    ) -> HTMLResponse:
+        known = {*calc.fields, "lang", "from"}
+        given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
+        chosen = choose_lang(request, lang or given.get("lang"))
+        form = read_form(calc, chosen, given)
+        query = urlencode({**form.values, "lang": chosen})
+        linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
+        variables = {
+            **helpers(chosen),
+            "calc": calc,
+            "form": form,
+            "query": query,
+            "chart_uri": (lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen)),
+        }
+        env = envs[chosen]
+        if template == "fragment.html":
+            page = env.get_template(template).render(variables)
+        else:  # the page's frame, rendered once, with this request's parts
+            pieces = env.get_template("_pieces.html").render(variables, cut=_CUT)
+            fields, results, example = pieces.split(_CUT)
+            switch = "?" + _short_query({**form.values, "lang": variables["other_lang"], "from": chosen})
+            parts = {"fields": fields, "results": results, "example": example, "switch": str(escape(switch))}
+            page = "".join(parts[text] if i % 2 else text for i, text in enumerate(shell(calc.name, chosen)))
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
     def page_route(calc: Calculator) -> None:
@@ -126,8 +225,17 @@ def page_router() -> APIRouter:
         def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
             return render(calc, "fragment.html", request, lang)
 
+        # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
+        def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+            return render(calc, f"{calc.name}.html", request, lang, posted)
+
+        def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+            return render(calc, "fragment.html", request, lang, posted)
+
         router.add_api_route(calc.path, page, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
         router.add_api_route(f"/fragment/{calc.name}", fragment, response_class=HTMLResponse)
+        router.add_api_route(calc.path, page_post, methods=["POST"], response_class=HTMLResponse)
+        router.add_api_route(f"/fragment/{calc.name}", fragment_post, methods=["POST"], response_class=HTMLResponse)
 
     for calc in CALCULATORS.values():
         page_route(calc)
@@ -144,34 +252,39 @@ def page_router() -> APIRouter:
         return JSONResponse({"errors": errors}, status_code=422)
 
     @router.get("/chart/scaling.svg")
-    def chart(request: Request, lang: str | None = None) -> Response:
+    def chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("scaling", request, lang)
-        return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen))
+        return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen, width))
 
     @router.get("/chart/pipeline.svg")
-    def pipeline_chart(request: Request, lang: str | None = None) -> Response:
+    def pipeline_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("pipeline", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(_schedule_svg(form.result, chosen))
+        return svg(_schedule_svg(form.result, chosen, width))
 
     @router.get("/chart/predict.svg")
-    def predict_chart(request: Request, lang: str | None = None) -> Response:
+    def predict_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         from dpscale.charts import prediction_chart, to_svg
 
         chosen, form = chart_form("predict", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen))
+        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen, width=width))
 
     @router.get("/chart/fit.svg")
-    def fit_chart(request: Request, lang: str | None = None) -> Response:
+    def fit_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         from dpscale.charts import fit_chart, to_svg
 
         chosen, form = chart_form("fit", request, lang)
         if form.result is None:
             return form_errors(form)
-        return svg(to_svg(fit_chart(form.result, chosen), lang=chosen))
+        return svg(to_svg(fit_chart(form.result, chosen), lang=chosen, width=width))
+
+    @router.get("/favicon.ico")
+    def favicon() -> Response:  # browsers ask for it whatever the page's <link> says
+        icon = (Path(__file__).parent / "static" / "favicon.svg").read_bytes()
+        return Response(icon, media_type="image/svg+xml", headers={"cache-control": "public, max-age=86400"})
 
     @router.get("/docs", response_class=HTMLResponse)
     def docs() -> HTMLResponse:

@@ -9,13 +9,16 @@ The guard wraps the whole application, error pages included (a 500 carries the s
 - a body that does not arrive within :data:`BODY_SECONDS` (408; ``dpscale serve --request-timeout``
   sets it), so that a client trickling bytes holds no request open for long.
 
-Every refusal is JSON of the API's error shape, ``{"errors": [{"field", "message"}]}``.
+Every refusal is JSON of the API's error shape, ``{"errors": [{"field", "message"}]}``, except
+that a browser asking for a page (``Accept: text/html``) is told why in a page in its language,
+with the limit, rather than shown JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -65,12 +68,13 @@ class Guard:
                 message["headers"] = [*message.get("headers", []), *HEADERS]
             await send(message)
 
-        if len(scope.get("query_string", b"")) > MAX_QUERY:
-            await _answer(send_with_headers, TOO_LONG_QUERY)
+        query_length = len(scope.get("query_string", b""))
+        if query_length > MAX_QUERY:
+            await _answer(send_with_headers, TOO_LONG_QUERY, scope, query_length)
             return
         declared = _content_length(scope)
         if declared is not None and declared > MAX_BODY:
-            await _answer(send_with_headers, TOO_LARGE_BODY)
+            await _answer(send_with_headers, TOO_LARGE_BODY, scope, declared if declared != MAX_BODY + 1 else None)
             return
         if declared or _chunked(scope):
             try:
@@ -82,7 +86,7 @@ class Guard:
             except _Gone:  # nobody to answer
                 return
             if body is None:
-                await _answer(send_with_headers, TOO_LARGE_BODY)
+                await _answer(send_with_headers, TOO_LARGE_BODY, scope, None)
                 return
             receive = _replay(body, receive)
         await self.app(scope, receive, send_with_headers)
@@ -100,7 +104,9 @@ def _content_length(scope: Scope) -> int | None:
     if value is None:
         return None
     text = value.strip()
-    return int(text) if text.isdigit() and len(text) < 20 else MAX_BODY + 1  # unreadable: refused as too large
+    return (
+        int(text) if text.isdigit() and len(text) < 20 else MAX_BODY + 1
+    )  # unreadable: refused as too large (size unsaid)
 
 
 def _chunked(scope: Scope) -> bool:
@@ -141,8 +147,16 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _answer(send: Send, answer: tuple[int, bytes]) -> None:
+async def _answer(send: Send, answer: tuple[int, bytes], scope: Scope | None = None, size: int | None = None) -> None:
     status, body = answer
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    kind = b"application/json"
+    if scope is not None and status in (413, 414) and b"text/html" in (_header(scope, b"accept") or b""):
+        from dpscale.web.pages import refusal_page  # a browser: a page that says why, in its language
+
+        query = parse_qs(scope.get("query_string", b"")[:MAX_QUERY].decode("latin-1"))
+        language = (_header(scope, b"accept-language") or b"").decode("latin-1")
+        body = refusal_page(status, query.get("lang", [None])[0], language, size)
+        kind = b"text/html; charset=utf-8"
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

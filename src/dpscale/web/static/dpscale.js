@@ -1,22 +1,54 @@
 // Live results: as the user types, fetch the results the server renders for the same query
 // string, swap them in, and keep the URL in step so that it can be shared. Without JavaScript
-// the form is a plain GET form and the server answers with the results filled in.
+// the form is a plain GET form and the server answers with the results filled in. A form that
+// posts (/fit: measurements are data, not a link) is posted here too, and its URL keeps only the
+// inputs short enough for a link.
 (function () {
   "use strict";
   var form = document.getElementById("calc");
   if (!form || !window.fetch) return;
   var timer = null;
   var pending = null;
+  var posted = form.method.toLowerCase() === "post";
+  var maxQuery = parseInt(form.getAttribute("data-max-query"), 10) || 2048;
+  var refused = document.getElementById("refused");
 
-  function query() {
-    return new URLSearchParams(new FormData(form)).toString();
+  function params() {
+    return new URLSearchParams(new FormData(form));
+  }
+
+  // The inputs as a link may carry them: the longest left out until the query fits (as the server does).
+  function shortQuery(all) {
+    var kept = new URLSearchParams(all);
+    while (kept.toString().length > maxQuery - 64) {
+      var longest = null;
+      kept.forEach(function (value, key) { if (longest === null || value.length > kept.get(longest).length) longest = key; });
+      if (longest === null) break;
+      kept.delete(longest);
+    }
+    return kept.toString();
+  }
+
+  // Said under the form, and in place of results that no longer match the inputs.
+  function refuse(text) {
+    if (refused) { refused.textContent = text; refused.hidden = false; }
+    var results = document.getElementById("results");
+    if (results) {
+      var p = document.createElement("p");
+      p.className = "placeholder";
+      p.textContent = text;
+      results.replaceChildren(p);
+    }
   }
 
   function swap(doc, id) {
     var fresh = doc.getElementById(id);
     var here = document.getElementById(id);
     if (!fresh || !here) return;
-    if (id.slice(-6) === "-error") {
+    if (id.slice(-8) === "-reading") {
+      here.hidden = fresh.hidden;
+      here.textContent = fresh.textContent.trim();
+    } else if (id.slice(-6) === "-error") {
       here.hidden = fresh.hidden;
       here.textContent = fresh.textContent.trim();
       var input = document.getElementById(id.slice(0, -6));
@@ -30,19 +62,29 @@
   }
 
   function update() {
-    var qs = query();
+    var all = params();
+    var qs = posted ? shortQuery(all) : all.toString();
     history.replaceState(null, "", "?" + qs);
     if (pending) pending.abort();
     pending = new AbortController();
-    fetch(form.getAttribute("data-fragment") + "?" + qs, { signal: pending.signal, headers: { Accept: "text/html" } })
-      .then(function (response) { return response.text(); })
-      .then(function (html) {
+    var url = form.getAttribute("data-fragment") + "?" + (posted ? "lang=" + document.documentElement.lang : qs);
+    var init = { signal: pending.signal, headers: { Accept: "text/html" } };
+    if (posted) { init.method = "POST"; init.body = all; }
+    fetch(url, init)
+      .then(function (response) { return response.text().then(function (html) { return [response.ok, html]; }); })
+      .then(function (answer) {
+        var doc = new DOMParser().parseFromString(answer[1], "text/html");
+        if (!answer[0]) {  // refused (too large, too long): the server's page says why, with the limit
+          var why = doc.getElementById("refusal");
+          refuse(why ? why.textContent.trim() : form.getAttribute("data-failed"));
+          return;
+        }
+        if (refused) refused.hidden = true;
         // The fragment holds the results, the worked example and every field's error, each by id.
-        var doc = new DOMParser().parseFromString(html, "text/html");
         Array.prototype.forEach.call(doc.body.querySelectorAll(":scope > [id]"), function (el) { swap(doc, el.id); });
         document.dispatchEvent(new CustomEvent("dpscale:updated"));
       })
-      .catch(function (err) { if (err.name !== "AbortError") console.error(err); });
+      .catch(function (err) { if (err.name !== "AbortError") refuse(form.getAttribute("data-failed")); });
   }
 
   form.addEventListener("change", function () {
@@ -63,6 +105,10 @@
     input.addEventListener("change", function () {
       var target = document.getElementById(input.getAttribute("data-fills"));
       if (!target || !input.files || !input.files[0]) return;
+      if (input.files[0].size > parseInt(input.getAttribute("data-max-bytes"), 10)) {
+        refuse(input.getAttribute("data-too-large"));  // not read: it could not be sent
+        return;
+      }
       input.files[0].text().then(function (text) {
         target.value = text;
         target.dispatchEvent(new Event("input", { bubbles: true }));
@@ -72,11 +118,27 @@
   // The language switch keeps what was typed, also after live edits.
   var switcher = document.querySelector(".lang-switch");
   if (switcher) {
-    switcher.addEventListener("click", function () {
-      var params = new URLSearchParams(new FormData(form));
-      params.set("lang", switcher.getAttribute("hreflang"));
-      params.set("from", document.documentElement.lang);  // numbers are rewritten for the new language
-      switcher.setAttribute("href", "?" + params.toString());
+    switcher.addEventListener("click", function (event) {
+      var all = params();
+      all.set("lang", switcher.getAttribute("hreflang"));
+      all.set("from", document.documentElement.lang);  // numbers are rewritten for the new language
+      if (posted && all.toString().length > maxQuery) {  // too long for a link: posted to the other language
+        event.preventDefault();
+        var carrier = document.createElement("form");
+        carrier.method = "post";
+        carrier.action = form.getAttribute("action").split("?")[0] + "?lang=" + all.get("lang");
+        all.forEach(function (value, key) {
+          var field = document.createElement("input");
+          field.type = "hidden";
+          field.name = key;
+          field.value = value;
+          carrier.appendChild(field);
+        });
+        document.body.appendChild(carrier);
+        carrier.submit();
+        return;
+      }
+      switcher.setAttribute("href", "?" + all.toString());
     });
   }
 })();

@@ -1,0 +1,45 @@
+"""A page's frame is rendered once per language; each request renders its own fields and results."""
+
+from __future__ import annotations
+
+from html import unescape
+
+import pytest
+from fastapi.testclient import TestClient
+from jinja2 import Template
+
+from dpscale.web.app import create_app
+from tests.web.test_app import text_of
+from tests.web.test_fields import query
+
+
+def test_the_frame_is_rendered_once_per_language_and_the_results_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str | None] = []
+    original = Template.render
+
+    def counted(self: Template, *args: object, **kwargs: object) -> str:
+        rendered.append(self.name)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Template, "render", counted)
+    client = TestClient(create_app())
+    actual = set()
+    for lang, devices in [("fr", "8"), ("fr", "16"), ("fr", "32"), ("en", "8"), ("en", "16")]:
+        r = client.get("/", params=query("scaling", lang, devices=devices))
+        actual.add(text_of(r.text, "actual"))
+    assert rendered.count("scaling.html") == 2  # French and English, once each
+    assert rendered.count("_pieces.html") == 5  # every request computes: no cache by query string
+    assert len(actual) == 5
+
+
+def test_a_typed_marker_cannot_cut_the_page() -> None:
+    client = TestClient(create_app())
+    typed = "<!--dpscale:cut--><!--dpscale:slot:results-->"
+    r = client.get("/", params=query("scaling", "en", unit=typed))
+    assert r.status_code == 200
+    assert typed not in r.text
+    assert unescape(typed) in unescape(r.text)  # shown, escaped, in its field
+    assert r.text.count('id="results"') == 1
+    assert "<h1>Data-parallel scaling</h1>" in r.text
+    assert "<math" in r.text
+    assert r.text.rstrip().endswith("</html>")
