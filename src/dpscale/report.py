@@ -174,10 +174,11 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
         "input": _("input"),
     }
     rows = []
+    low, high = p.efficiency_interval
     for i, n in enumerate(p.devices):
         row: tuple[str, ...] = (
             format_number(int(n), lang),
-            format_percent(float(p.efficiency[i]), lang),
+            _with_interval(float(p.efficiency[i]), float(low[i]), float(high[i]), lang),
             format_number(float(p.actual_throughput[i]), lang, decimals=0),
             format_speedup(float(p.speedup[i]), lang, decimals=1),
             format_milliseconds(float(p.step_time[i]), lang),
@@ -189,6 +190,13 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
         row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, names[p.bottleneck[i]])
         rows.append(row)
     return Grid(header, tuple(rows))
+
+
+def _with_interval(e: float, low: float, high: float, lang: Lang) -> str:
+    """E and its interval in whole percent: ``92.7% (88–95)``."""
+    return (
+        f"{format_percent(e, lang)} ({format_number(round(low * 100), lang)}–{format_number(round(high * 100), lang)})"
+    )
 
 
 def fit_grid(f: Fit, lang: Lang) -> Grid:

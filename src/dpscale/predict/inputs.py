@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpscale.errors import N_, MissingInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Input, Values
 from dpscale.predict.defaults import (
     ALGORITHMS,
@@ -120,11 +120,13 @@ PREDICT_INPUTS = (
     Input(
         "measured",
         "reference",
-        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500), instead of --per-device: "
-        "efficiencies are then relative to N.",
+        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500), repeated for several "
+        "sizes (or 8:7500; 64:52000), or a runs file of dpscale measure: the model is calibrated on them. "
+        "Without --per-device, efficiencies are relative to the smallest N.",
         group="workload",
         label=N_("Or a measurement: devices:throughput of the whole cluster"),
         hint=N_("For example 8:7500 (8 devices together ran at 7,500 samples/s); efficiencies are then relative to 8."),
+        repeatable=True,
     ),
     Input(
         "batch",
@@ -306,6 +308,12 @@ PREDICT_INPUTS = (
         label=N_("Step-time variation across devices"),
     ),
     Input(
+        "jitter_from",
+        "path",
+        "Records of dpscale measure or Meter (runs.jsonl): the step-time variation from their step times.",
+        edges=("cli",),
+    ),
+    Input(
         "sharding",
         "choice",
         "Data parallelism: ddp (replicated), zero1, zero2, zero3 (FSDP full_shard) or hybrid (HSDP).",
@@ -379,22 +387,47 @@ PREDICT_INPUTS = (
 
 @dataclass(frozen=True)
 class Request:
-    """A prediction asked for: the device counts, what each device runs, the cluster."""
+    """A prediction asked for: the device counts, what each device runs, the cluster.
+
+    ``measured``: throughputs of the whole cluster the model is calibrated on (``speed_known``:
+    the workload's per-device throughput is one device's, measured alone; else the compute speed
+    is calibrated too). ``jitter_known``: the cluster's cv was given, not assumed.
+    """
 
     devices: tuple[int, ...]
     workload: Workload
     cluster: Cluster
     reference: Reference | None = None
+    measured: tuple[Reference, ...] = ()
+    speed_known: bool = True
+    jitter_known: bool = False
 
     def predict(self) -> Prediction:
-        from dpscale.predict import model
+        from dpscale.predict import calibration, model
 
-        return model.predict(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        if self.measured:
+            return calibration.predict_calibrated(
+                list(self.devices),
+                self.workload,
+                self.cluster,
+                self.measured,
+                speed_known=self.speed_known,
+                jitter_known=self.jitter_known,
+            )
+        return model.predict(
+            list(self.devices), self.workload, self.cluster, reference=self.reference, jitter_known=self.jitter_known
+        )
 
     def levers(self) -> list[Lever]:
-        from dpscale.predict import model
+        from dpscale.predict import calibration, model, uncertainty
 
-        return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        if not self.measured:
+            return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        fit = calibration.calibrate(
+            self.measured, self.workload, self.cluster, speed_known=self.speed_known, jitter_known=self.jitter_known
+        )
+        cluster = uncertainty.apply(self.cluster, fit.values)
+        return model.levers(list(self.devices), self.workload, cluster, reference=fit.reference)
 
 
 def build(values: Values) -> Request:
@@ -416,13 +449,23 @@ def build(values: Values) -> Request:
         raise MissingInput(
             "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
         )
-    reference = None if v["measured"] is None else model.Reference(*v["measured"])
-    calibrate = reference if v["per_device_throughput"] is None else None  # both given: one device's (issue 17)
+    measured = tuple(model.Reference(*pair) for pair in v["measured"] or ())
     speed = v["per_device_throughput"]
     if speed is None:
-        if reference is None:
+        if not measured:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
-        speed = reference.throughput / reference.devices  # calibrated by the model on the measurement
+        first = min(measured, key=lambda m: m.devices)
+        speed = first.throughput / first.devices  # calibrated by the model on the measurements
+    # A cv other than the default is the user's measurement: kept, not fitted. The default itself is
+    # an assumption, and every edge (the API and the page fill it in) gives it alike.
+    jitter = v["jitter"]
+    jitter_known = jitter != DEFAULT_JITTER
+    if v["jitter_from"] is not None:
+        if values.get("jitter") is not None and jitter_known:
+            raise InvalidInput("jitter_from", v["jitter_from"], N_("either a step-time variation or records, not both"))
+        from dpscale.predict.measured import jitter_from
+
+        jitter, jitter_known = jitter_from(v["jitter_from"]), True
     workload = model.Workload(
         speed,
         v["batch"],
@@ -442,12 +485,19 @@ def build(values: Values) -> Request:
         v["algorithm"],
         v["overlap"],
         v["bucket_bytes"],
-        v["jitter"],
+        jitter,
         sharding=v["sharding"],
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
     )
-    return Request(tuple(v["devices"]), workload, cluster, calibrate)
+    return Request(
+        tuple(v["devices"]),
+        workload,
+        cluster,
+        measured=measured,
+        speed_known=v["per_device_throughput"] is not None,
+        jitter_known=jitter_known,
+    )
 
 
 PREDICT = Definition(

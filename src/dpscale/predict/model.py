@@ -61,10 +61,12 @@ __all__ = [
     "Prediction",
     "Reference",
     "Workload",
+    "evaluator",
     "input_wait",
     "levers",
     "predict",
     "step_terms",
+    "with_interval",
 ]
 
 Array = npt.NDArray[Any]
@@ -201,13 +203,14 @@ def predict(
     *,
     reference: Reference | None = None,
     level: float = LEVEL,
+    jitter_known: bool = False,
 ) -> Prediction:
     """Predict E(n), A(n), the step-time terms and the memory per device for each device count in ``devices``.
 
     With a ``reference`` measurement, one device's compute speed is calibrated on it and E(n) is
     relative to its size. The interval at ``level`` spans what the unknowns' priors allow
-    (:mod:`dpscale.predict.uncertainty`) around the prediction as given; measurements narrow it
-    (:mod:`dpscale.predict.calibration`).
+    (:mod:`dpscale.predict.uncertainty`) around the prediction as given, cv's only unless
+    ``jitter_known``; measurements narrow it (:mod:`dpscale.predict.calibration`).
 
     >>> from dpscale.predict.collectives import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
@@ -216,7 +219,7 @@ def predict(
     """
     n = _devices(devices)
     point = _point(n, workload, cluster, reference)
-    names = uncertainty.unknowns(cluster)
+    names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
     centre, covariance = uncertainty.prior_centre(names)
     _, low, high = uncertainty.band(evaluator(n, workload, cluster, reference), names, centre, covariance, level)
     # the prediction as given need not sit at the priors' medians: the interval holds it too

@@ -42,6 +42,7 @@ __all__ = [
     "Unknown",
     "apply",
     "band",
+    "prior_centre",
     "quantile",
     "unknowns",
 ]
