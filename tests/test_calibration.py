@@ -161,3 +161,27 @@ def test_jitter_from_records_errors_name_the_file(tmp_path: Path) -> None:
         jitter_from(bad)
     with pytest.raises(InvalidInput):
         jitter_from(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [(1, 1e-6), (10**9, 1e21)],
+        [(10**9, 1e300), (1, 1e-300)],
+        [(8, 1e300)],
+        [(4, 1e308), (8, 1.0)],
+        [(1, 1.0), (2, 1.0), (3, 1.0), (4, 1e6)],
+    ],
+)
+def test_measurements_past_reason_end_in_an_error_or_finite_numbers(pairs: list[tuple[int, float]]) -> None:
+    try:
+        p = predict_calibrated([8, 64], BERT, DGX_A100, [Reference(n, a) for n, a in pairs])
+    except InvalidInput as exc:
+        refused = exc.field
+    else:
+        refused = None
+    if refused is not None:
+        assert refused == "measured"
+        return
+    row = json.loads(json.dumps(p.to_dict(), allow_nan=False))["predictions"][1]
+    assert 0 < row["efficiency_interval"][0] <= row["efficiency"] <= row["efficiency_interval"][1]

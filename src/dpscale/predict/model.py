@@ -183,7 +183,9 @@ def _calibrated(reference: Reference, workload: Workload, cluster: Cluster) -> W
         return math.log(step / target) if step > 0 and math.isfinite(step) else math.inf
 
     measured = reference.throughput / reference.devices
-    low, high = math.log(measured), math.log(measured) + 12 * math.log(10)  # the compute alone is at least as fast
+    # the compute alone is at least as fast as the measured step, and at most 10¹² times, within floating point
+    low = math.log(measured)
+    high = min(low + 12 * math.log(10), math.log(np.finfo(float).max) - 1)
     if gap(high) > 0:
         raise InvalidInput(
             "measured",

@@ -68,6 +68,9 @@ class Prior:
         return math.log(value) if self.scale == "log" else math.log(value / (1 - value))
 
     def from_x(self, x: float) -> float:
+        """The unknown from its normal scale, held within its bounds (a wide spread stops at them)."""
+        low, high = self.x_bounds
+        x = min(max(x, low), high)
         return math.exp(x) if self.scale == "log" else 1 / (1 + math.exp(-x))
 
     @property
