@@ -116,7 +116,10 @@ PREDICT_INPUTS = (
         "Without --per-device, efficiencies are relative to the smallest N.",
         group="workload",
         label=N_("Or a measurement: devices:throughput of the whole cluster"),
-        hint=N_("For example 8:7500 (8 devices together ran at 7,500 samples/s); efficiencies are then relative to 8."),
+        hint=N_(
+            "For example 8:7500 (8 devices together ran at 7,500 samples/s), or several sizes: 8:7500; 64:52000. "
+            "Efficiencies are then relative to the smallest, and the model is calibrated on them."
+        ),
         repeatable=True,
     ),
     Input(
