@@ -111,9 +111,10 @@ PREDICT_INPUTS = (
     Input(
         "measured",
         "reference",
-        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500), repeated for several "
-        "sizes (or 8:7500; 64:52000), or a runs file of dpscale measure: the model is calibrated on them. "
-        "Without --per-device, efficiencies are relative to the smallest N.",
+        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500); several sizes separated "
+        "by semicolons (8:7500; 64:52000), or on the command line the option repeated or a runs file of "
+        "dpscale measure. The model is calibrated on them; without the per-device throughput, efficiencies "
+        "are relative to the smallest N.",
         group="workload",
         label=N_("Or a measurement: devices:throughput of the whole cluster"),
         hint=N_(
