@@ -24,9 +24,9 @@ BERT = Workload(500.0, 32, 330e6)  # BERT-large, fp32 gradients, 32 sequences pe
 SIZES = [8, 16, 64, 256]
 
 
-def synthetic(cv: float, share: float, sizes: list[int] = SIZES) -> list[Reference]:
-    """What the model itself says at those sizes for a cluster of known cv and share."""
-    truth = uncertainty.apply(DGX_A100, {"jitter": cv, "network_share": share})
+def synthetic(cv: float, share: float, sizes: list[int] = SIZES, interference: float = 0.3) -> list[Reference]:
+    """What the model itself says at those sizes for a cluster of known cv, share and interference."""
+    truth = uncertainty.apply(DGX_A100, {"jitter": cv, "network_share": share, "interference": interference})
     p = predict(sizes, BERT, truth)
     return [Reference(n, float(a)) for n, a in zip(sizes, p.actual_throughput, strict=True)]
 
@@ -43,7 +43,7 @@ def test_one_measurement_is_given_back_and_the_priors_stay() -> None:
 
 
 def test_several_measurements_are_given_back() -> None:
-    # cv and the share both lower E as nodes are added: together they give the series back
+    # cv, the share and the interference all lower E as nodes are added: together they give the series back
     measured = synthetic(cv=0.10, share=0.5)
     fit = calibrate(measured, BERT, DGX_A100)
     for m, back in zip(measured, fit.given_back, strict=True):
@@ -53,13 +53,13 @@ def test_several_measurements_are_given_back() -> None:
 
 def test_within_one_node_the_variation_is_found() -> None:
     node = Cluster(presets.link("intra", "nvlink3"), 64)  # no network: cv alone
-    truth = replace(node, jitter=0.10)
+    truth = replace(node, jitter=0.10, interference=0.3)
     sizes = [1, 2, 8, 64]
     measured = [
         Reference(n, float(a)) for n, a in zip(sizes, predict(sizes, BERT, truth).actual_throughput, strict=True)
     ]
     fit = calibrate(measured, BERT, node)
-    assert fit.names == ("jitter",)
+    assert fit.names == ("jitter", "interference")
     assert abs(fit.values["jitter"] - 0.10) < 0.01
 
 

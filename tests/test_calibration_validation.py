@@ -29,13 +29,13 @@ def test_the_calibrated_model_is_closer_than_the_constant_efficiency() -> None:
     model = mean_absolute([r.error_points for r in rows()])
     constant = mean_absolute([r.baseline_points for r in rows()])
     assert model < 0.75 * constant, (model, constant)
-    assert model < 6.0  # today 5.3: a drift past this fails
+    assert model < 5.0  # today 4.2: a drift past this fails
 
 
 def test_the_interval_holds_most_measurements() -> None:
-    # Stated in the README as measured (not the nominal 90 %); a fall below 70 % fails.
+    # Stated in the README as measured (not the nominal 90 %); a fall below 80 % fails.
     coverage = sum(r.covered for r in rows()) / len(rows())
-    assert coverage >= 0.70, coverage
+    assert coverage >= 0.80, coverage
 
 
 def test_efficiency_falls_across_nodes_as_measured_where_accumulation_is_fixed() -> None:

@@ -98,6 +98,7 @@ class Cluster:
     sharding: Sharding = "ddp"
     shard_group: int | None = None  # hybrid: devices sharing one copy of the model states [one node]
     device_memory: float | None = None  # bytes one device holds, when known: what fits is said
+    interference: float = 0.0  # share of the overlapped communication's time the compute still loses
 
     def __post_init__(self) -> None:
         _validate.whole("devices_per_node", self.devices_per_node)
@@ -114,6 +115,8 @@ class Cluster:
                 "algorithm", self.algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)}
             )
         _validate.positive("bucket", self.bucket_bytes)
+        if not (0 <= self.interference < 1):
+            raise InvalidInput("interference", self.interference, "a share from 0 to below 1 (0.3 is 30 %%)")
         if not (0 <= self.jitter < 1):
             raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")
 
@@ -136,6 +139,7 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
         "algorithm": c.algorithm,
         "overlap": c.overlap,
         "jitter": c.jitter,
+        "interference": c.interference,
         "devices_per_node": c.devices_per_node,
         "device_memory": c.device_memory,
         "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},

@@ -9,7 +9,10 @@ One optimizer step on each device:
     T_exposed  = end of the last bucket's all-reduce − T_bwd
                  buckets become ready evenly through the backward pass and are all-reduced one
                  after another on one stream; the last bucket cannot overlap. Without overlap,
-                 T_exposed = T_comm.
+                 T_exposed = T_comm. What overlaps still costs a share ρ of itself
+                 (``interference``, 0 unless calibrated): NCCL's kernels take streaming
+                 multiprocessors and memory bandwidth from the compute they run beside, so
+                 T_exposed += ρ·(T_comm − T_exposed).
     T_wait     = T_c · cv · √(2 ln n)           waiting for the slowest of n ranks whose step times
                                                vary with coefficient of variation cv (the expected
                                                maximum of n normal draws, to first order)
@@ -153,6 +156,8 @@ def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
         )
         if c.sharding != "ddp":
             communication, exposed = sharded.sharded_terms(n, w, c, w.batch / w.per_device_throughput)
+        if c.interference:
+            exposed = exposed + c.interference * np.maximum(np.subtract(communication, exposed), 0.0)
         fed = (
             0.0
             if w.input_throughput is None

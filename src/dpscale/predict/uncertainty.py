@@ -1,6 +1,6 @@
 """What the model cannot know from the hardware, and the interval it leaves around E(n).
 
-Two quantities decide how a job scales across nodes and are not on any data sheet:
+Three quantities decide how a job scales across nodes and are not on any data sheet:
 
     jitter          cv, the step-time variation across ranks: each step waits for the slowest
                     of n ranks, T_c·cv·√(2 ln n), so stragglers cost more as n grows. Host noise,
@@ -8,11 +8,16 @@ Two quantities decide how a job scales across nodes and are not on any data shee
     network_share   the share of the network tier's all-reduce bandwidth the job's own traffic
                     reaches (DDP's 25 MiB buckets, FSDP's per-layer pieces, next to the compute),
                     on top of what the link states (a preset's 80 %, or a profile's measured β).
+    interference    ρ, the share of the overlapped communication's time the compute still loses:
+                    NCCL's kernels run on some of the streaming multiprocessors (a channel each)
+                    and share the memory bandwidth, so hidden communication is not free.
 
 Before any measurement each has a prior: a median and a range holding it 90 % of the time, on a
 log scale for cv and a logit scale for the share (both stay in bounds). The medians are round
 numbers above what a quiet single node shows, because at scale the slowest rank and a shared
-fabric cost more than a node's own spread: cv 5 % (2–15 %), share 0.6 (0.3–0.9). A calibration
+fabric cost more than a node's own spread: cv 5 % (2–15 %), share 0.6 (0.3–0.9); ρ 0.3 (0.1–0.6),
+about the share of a GPU's multiprocessors and memory bandwidth NCCL's channels take while they
+run. A calibration
 (:mod:`dpscale.predict.calibration`) moves and narrows them with measurements.
 
 The interval: each unknown moved by one standard deviation each way (along the axes of its
@@ -48,7 +53,7 @@ __all__ = [
 ]
 
 Array = npt.NDArray[Any]
-Unknown = Literal["jitter", "network_share"]
+Unknown = Literal["jitter", "network_share", "interference"]
 LEVEL = 0.9  # the interval's level unless told otherwise
 MEASUREMENT_SPREAD = 0.03  # relative run-to-run spread of one measured throughput (1 standard deviation)
 
@@ -90,6 +95,7 @@ class Prior:
 PRIORS: dict[Unknown, Prior] = {
     "jitter": Prior(0.05, 0.02, 0.15, "log", (1e-4, 0.5)),
     "network_share": Prior(0.6, 0.3, 0.9, "logit", (0.02, 0.999)),
+    "interference": Prior(0.3, 0.1, 0.6, "logit", (0.001, 0.95)),
 }
 
 
@@ -105,14 +111,18 @@ def unknowns(cluster: Cluster, *, jitter_known: bool = False) -> list[Unknown]:
     out: list[Unknown] = [] if jitter_known else ["jitter"]
     if cluster.inter is not None:
         out.append("network_share")
+    if cluster.overlap:  # without overlap nothing runs beside the compute
+        out.append("interference")
     return out
 
 
 def apply(cluster: Cluster, values: Mapping[str, float]) -> Cluster:
-    """``cluster`` with the unknowns set: cv as its jitter, the share scaling its network's efficiency."""
+    """``cluster`` with the unknowns set: cv as its jitter, the share scaling its network's efficiency, ρ."""
     out = cluster
     if "jitter" in values:
         out = replace(out, jitter=float(values["jitter"]))
+    if "interference" in values:
+        out = replace(out, interference=float(values["interference"]))
     if "network_share" in values and out.inter is not None:
         share = float(values["network_share"])
         out = replace(out, inter=replace(out.inter, efficiency=out.inter.efficiency * share))
