@@ -155,6 +155,7 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
             "compute_speed": w.per_device_throughput,
         },
         "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
-        + "host contention, compute slowed by concurrent NCCL kernels, "
-        "power and clock limits when every device of a node runs",
+        + "host contention, "
+        + ("compute slowed by concurrent NCCL kernels (interference 0), " if not c.interference else "")
+        + "power and clock limits when every device of a node runs",
     }
