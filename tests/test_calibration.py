@@ -200,3 +200,15 @@ def test_the_interval_holds_the_prediction_and_stays_above_zero(workload: Worklo
     assert np.all(low <= p.efficiency)
     assert np.all(p.efficiency <= high)
     assert np.all(np.isfinite(high))
+
+
+def test_the_table_says_what_the_calibration_found(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpscale.cli import main
+
+    argv = ["predict", "-d", "8,64", "-b", "32", "-p", "330M", "--intra", "nvlink3", "--inter", "ib-hdr"]
+    with pytest.raises(SystemExit):
+        main([*argv, "--measured", "8:3700; 64:26000", "--no-levers", "--lang", "fr"])
+    printed = capsys.readouterr().out
+    assert "Calibré sur 2 mesures" in printed
+    assert "variation du temps d'étape" in printed
+    assert "%) (" not in printed  # E and its interval: 100 % (95–105)

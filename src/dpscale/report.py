@@ -39,6 +39,7 @@ __all__ = [
     "Row",
     "batch_rows",
     "bubble_rows",
+    "calibration_line",
     "deadline_grid",
     "fit_grid",
     "html_grid",
@@ -190,6 +191,26 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
         row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, names[p.bottleneck[i]])
         rows.append(row)
     return Grid(header, tuple(rows))
+
+
+def calibration_line(p: Prediction, lang: Lang) -> str | None:
+    """What a calibration found, in a sentence: each unknown fitted, with its 90 % range (None: none was made)."""
+    found = p.assumptions.get("calibration")
+    if not found:
+        return None
+    _ = translation(lang).gettext
+    names = {
+        "jitter": _("step-time variation"),
+        "network_share": _("network share"),
+        "interference": _("interference"),
+    }
+    parts = [
+        f"{names[name]} {format_percent(v['value'], lang)} "
+        f"({format_percent(v['low'], lang)}–{format_percent(v['high'], lang)})"
+        for name, v in found["fitted"].items()
+    ]
+    head = _("Calibrated on %(n)s measurements") % {"n": format_number(len(found["measured"]), lang)}
+    return f"{head}: {', '.join(parts)}." if parts else f"{head}."
 
 
 def _with_interval(e: float, low: float, high: float, lang: Lang) -> str:

@@ -186,6 +186,9 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     if p.reference_devices is not None:
         reference = {"n": format_number(p.reference_devices, lang)}
         out.print(_("E relative to the measurement on %(n)s devices.") % reference)
+    calibrated = report.calibration_line(p, lang)
+    if calibrated:
+        out.print(calibrated)
     if levers:
         largest = format_number(int(p.devices.max()), lang)
         lever_table = Table(
