@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 BIN = Path(sys.executable).parent
 
@@ -121,7 +122,56 @@ def bench_predict() -> bool:
         f"{'  (full model: auto, 2 tiers, overlap, jitter)':<44} {t2['full'] / t2['numpy']:6.2f}x  "
         "all terms of the model, for information"
     )
-    return ring
+    return ring and bench_sharded(n, v, b, g)
+
+
+def bench_sharded(n: Any, v: Any, b: Any, g: Any) -> bool:
+    """zero3 on one node and hybrid across nodes, 1e6 (configuration, n): against their closed forms by hand."""
+    import numpy as np
+
+    from dpscale.predict.collectives import Link
+    from dpscale.predict.model import Cluster
+    from dpscale.predict.sharding import sharded_terms
+
+    params, layers = g / 2, 32.0  # bf16 weights and gradients: 2 bytes each
+    intra, inter = Link(300e9, 3e-6, 0.8), Link(100e9, 10e-6, 0.8)
+    zero3 = Cluster(intra, 8, None, "ring", overlap=False, jitter=0.0, sharding="zero3")
+    hybrid = Cluster(intra, 8, inter, "ring", overlap=False, jitter=0.0, sharding="hybrid")
+    a_in, b_in = intra.latency, intra.beta
+    a_out, b_out = inter.latency, 1 / (inter.bandwidth / 8 * inter.efficiency)  # a device's share of the node's NIC
+
+    def bare_zero3() -> object:  # per layer: two all-gathers of the weights and a reduce-scatter of the gradients
+        tc = b / v
+        piece = (n - 1) * a_in + (n - 1) / n * (2 * params / layers) * b_in
+        return tc / (tc + layers * 3 * piece)
+
+    def bare_hybrid() -> object:  # zero3 in a node of s, and an all-reduce of each shard across the R nodes
+        tc = b / v
+        s = np.minimum(n, 8)
+        replicas = np.ceil(n / s)
+        piece = (s - 1) * a_in + (s - 1) / s * (2 * params / layers) * b_in
+        across = 2 * (replicas - 1) * a_out + 2 * (replicas - 1) / replicas * (2 * params / s / layers) * b_out
+        return tc / (tc + layers * (3 * piece + across))
+
+    def ours(cluster: Cluster) -> Callable[[], object]:
+        def run() -> object:
+            tc = b / v
+            _, exposed = sharded_terms(n, tc, params, 2.0, 2.0, 1, layers, cluster)
+            return tc / (tc + exposed)
+
+        return run
+
+    ok = True
+    for name, bare, cluster in (("zero3", bare_zero3, zero3), ("hybrid", bare_hybrid, hybrid)):
+        assert np.allclose(bare(), ours(cluster)())  # the same numbers, or the ratio means nothing
+        t = interleaved({"numpy": bare, "predict": ours(cluster)}, rounds=7)
+        ok &= report(
+            f"predict, {name} (1e6 configs x n) / bare numpy",
+            t["predict"] / t["numpy"],
+            3,
+            f"medians {t['predict'] * 1e3:.1f} ms / {t['numpy'] * 1e3:.1f} ms",
+        )
+    return ok
 
 
 def bench_web() -> bool:
@@ -249,7 +299,17 @@ def bench_loop() -> bool:
 
 
 def main() -> int:
-    results = [bench_startup(), bench_sweep(), bench_predict(), bench_meter(), bench_web(), bench_loop()]
+    from bench.explain import bench_explain
+
+    results = [
+        bench_startup(),
+        bench_sweep(),
+        bench_predict(),
+        bench_meter(),
+        bench_web(),
+        bench_explain(),
+        bench_loop(),
+    ]
     return 0 if all(results) else 1
 
 

@@ -278,8 +278,9 @@ def test_fit_bad_files(capsys: pytest.CaptureFixture[str], tmp_path: Path, conte
     assert err.count("\n") == 1
 
 
-# The three commands that read a file the user names: a measurement file or a network profile.
+# The commands that read a file the user names: a measurement file, a network profile, a profiler trace.
 READERS = {
+    "explain": ["explain"],
     "fit": ["fit"],
     "plan --fit": ["plan", "--work", "1e9", "-d", "8", "--fit"],
     "predict --network": ["predict", "-d", "2", "-v", "1000", "-b", "16", "-p", "1M", "--network"],

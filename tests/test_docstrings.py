@@ -11,7 +11,7 @@ MODULES = [
     "dpscale.scaling",
     "dpscale.batch",
     "dpscale.pipeline",
-    "dpscale.plan",
+    "dpscale.plan.budget",
     "dpscale.predict.model",
     "dpscale.fit.fitting",
 ]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dpscale import InvalidInput
+from dpscale import InvalidInput, MissingInput
 from dpscale.plan import devices_for_deadline, plan
 
 IMAGENET = 1_281_167  # training images in ImageNet-1k (ILSVRC 2012)
@@ -107,3 +107,23 @@ def test_cost_and_energy_that_overflow_are_refused(kwargs: dict[str, float], fie
     with pytest.raises(InvalidInput) as caught:
         plan(1e18, 1_000_000, 1, 0.5, **kwargs)
     assert caught.value.field == field
+
+
+def test_the_planner_says_how_many_devices_hold_the_model() -> None:
+    from dpscale.plan import PLAN
+
+    base = {"work": 1e12, "per_device_throughput": 3000.0, "efficiency": 0.9, "devices": 64}
+    result = PLAN.build(
+        {**base, "params": 8e9, "device_memory": 80 * 2**30, "sharding": "full_shard", "param_bytes": 2.0}
+    )
+    assert result.memory is not None
+    assert result.memory.sharding == "zero3"
+    assert result.memory.fewest_devices == 2
+    assert result.memory.fits
+    assert result.to_dict()["memory"]["fewest_devices"] == 2
+    whole = PLAN.build({**base, "params": 8e9, "device_memory": 80 * 2**30})  # ddp: every device holds it all
+    assert whole.memory is not None
+    assert whole.memory.fewest_devices is None
+    assert not whole.memory.fits
+    with pytest.raises(MissingInput, match="device_memory"):
+        PLAN.build({**base, "params": 8e9})

@@ -117,7 +117,14 @@ def test_every_result_has_a_registered_table_and_no_circle_to_the_report() -> No
     from dpscale._display import ShowsAsTable, class_path, registered
 
     assert dpscale  # the package face loads the report, which fills the registry
-    for module in ("dpscale.batch", "dpscale.pipeline", "dpscale.plan", "dpscale.fit", "dpscale.predict.model"):
+    for module in (
+        "dpscale.batch",
+        "dpscale.pipeline",
+        "dpscale.plan",
+        "dpscale.fit",
+        "dpscale.predict.model",
+        "dpscale.explain",
+    ):
         importlib.import_module(module)
     for path in registered():
         module, _, name = path.rpartition(".")
@@ -125,4 +132,4 @@ def test_every_result_has_a_registered_table_and_no_circle_to_the_report() -> No
         assert issubclass(cls, ShowsAsTable), path  # a registered name that no longer exists fails here
     results = {class_path(cls) for cls in ShowsAsTable.__subclasses__()}  # every result that shows itself has its table
     assert results <= registered()
-    assert len(registered()) == 8
+    assert len(registered()) == 9

@@ -198,3 +198,30 @@ def test_the_cli_takes_a_measurement_instead_of_one_device(capsys: pytest.Captur
     rows = json.loads(capsys.readouterr().out)["predictions"]
     assert_close(rows[0]["actual_throughput"], 20.0, rel=1e-9)
     assert rows[0]["memory_per_device"]["total"] < rows[1]["memory_per_device"]["total"] * 8
+
+
+@given(
+    w=workloads, memory_gib=st.floats(1, 2000), strategy=st.sampled_from(["ddp", "zero1", "zero2", "zero3", "hybrid"])
+)
+def test_the_fewest_devices_hold_the_model_and_one_fewer_does_not(
+    w: Workload, memory_gib: float, strategy: str
+) -> None:
+    from dpscale.predict.sharding import fewest_devices
+
+    c = Cluster(Link(1e9), 8, sharding=strategy, device_memory=memory_gib * GiB)  # type: ignore[arg-type]
+    n = fewest_devices(w, c)
+    if n is None:  # then no count up to the group (hybrid) or far beyond holds it
+        most = 8 if strategy == "hybrid" else 4096
+        assert np.all(memory(np.arange(1, most + 1, dtype=float), w, c).total > c.device_memory)
+        return
+    assert memory(np.array([float(n)]), w, c).total[0] <= c.device_memory
+    if n > 1:
+        assert memory(np.array([n - 1.0]), w, c).total[0] > c.device_memory
+
+
+def test_a_hybrid_group_too_small_for_the_model_answers_at_once() -> None:
+    from dpscale.predict.sharding import fewest_devices
+
+    huge = Workload(1.0, 1.0, 70e9, param_bytes=2.0)
+    assert fewest_devices(huge, Cluster(Link(1e9), 8, sharding="hybrid", device_memory=80 * GiB)) is None
+    assert fewest_devices(huge, Cluster(Link(1e9), 8, sharding="zero3", device_memory=80 * GiB)) == 19

@@ -1,7 +1,8 @@
 """The files users hand dpscale, read within fixed bounds, and the one place their JSON is decoded.
 
 Measurement files (``dpscale fit FILE``, ``plan --fit FILE``, the web page's pasted measurements)
-and network profiles (``predict --network FILE``) come from the user. A wrong path (a log, a
+and network profiles (``predict --network FILE``) come from the user, and so do profiler traces
+(``dpscale explain TRACE``), which are read as a stream and may be far larger. A wrong path (a log, a
 binary, ``/dev/zero``, a file with no line breaks) gets one error naming the file and the line
 after a bounded read, never a whole file held in memory: lines are read one at a time, each with
 a bounded ``readline``, and a file past its size is refused before it is read. The bounds are
@@ -18,7 +19,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, BinaryIO, TextIO
 
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Message
@@ -29,11 +30,14 @@ __all__ = [
     "MAX_LINES",
     "MAX_PROFILE_BYTES",
     "MAX_ROWS",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_FILES",
     "SHOWN",
     "check_rows",
     "decode_json",
     "excerpt",
     "lines",
+    "open_binary",
     "open_text",
     "read_text",
     "shown",
@@ -46,6 +50,8 @@ MAX_LINE = 64 * 2**10  # characters in one line; a measure record lists each ran
 MAX_ROWS = 10_000  # measurements in one file, far more than a scaling study runs
 MAX_LINES = 100_000  # lines in one file, blank lines and comments included
 MAX_PROFILE_BYTES = 2**20  # a network profile of dpscale probe: a few KiB of sizes and times
+MAX_TRACE_BYTES = 2**30  # a profiler trace, as JSON text (after gunzip): read a chunk at a time, never held whole
+MAX_TRACE_FILES = 4096  # trace files in one explanation: one per rank
 SHOWN = 40  # characters of a file's text that an error echoes
 
 FILE_SIZE = N_("a file of at most %(most)s MiB")  # params={"most": ...}
@@ -85,11 +91,23 @@ def open_text(path: str | Path, *, field: str, most: int, missing: str, unreadab
     ``%(reason)s``. Bytes that are not UTF-8 are kept (as lone surrogates) for :func:`lines` to
     refuse with their line; universal newlines read a spreadsheet's ``\\r`` lines too.
     """
+    return _opened(path, "r", field=field, most=most, missing=missing, unreadable=unreadable)  # type: ignore[return-value]
+
+
+def open_binary(path: str | Path, *, field: str, most: int, missing: str, unreadable: str) -> BinaryIO:
+    """``path`` opened for reading bytes, refused as :func:`open_text` refuses (a compressed trace, say)."""
+    return _opened(path, "rb", field=field, most=most, missing=missing, unreadable=unreadable)  # type: ignore[return-value]
+
+
+def _opened(path: str | Path, mode: str, *, field: str, most: int, missing: str, unreadable: str) -> IO[Any]:
     if not isinstance(path, str | os.PathLike):  # open(0) would read standard input
         raise InvalidInput(field, shown(path), missing)
     name = str(path)
     try:
-        stream = open(path, encoding="utf-8", errors="surrogateescape", newline=None)  # noqa: SIM115 (returned)
+        if mode == "rb":
+            stream: IO[Any] = open(path, "rb")  # noqa: SIM115 (returned)
+        else:
+            stream = open(path, encoding="utf-8", errors="surrogateescape", newline=None)  # noqa: SIM115 (returned)
     except FileNotFoundError:
         raise InvalidInput(field, name, missing) from None
     except OSError as exc:

@@ -164,6 +164,8 @@ _KEYS: dict[str, tuple[Callable[[Any], Any], str]] = {  # in the order dpscale w
     "efficiency_ci": (_INTERVAL, _KNOWN),
     "sharding": (_TEXT, _KNOWN),
     "peak_memory": (_REAL, _KNOWN),
+    "communication_time": (_REAL, _KNOWN),
+    "exposed_communication": (_REAL, _KNOWN),
 }
 
 
@@ -202,6 +204,8 @@ class Measurement:
     efficiency_ci: tuple[float, float] | None = None
     sharding: str | None = None  # how the copies were kept: ddp, zero2, zero3 or hybrid (PyTorch's FSDP)
     peak_memory: float | None = None  # bytes the hungriest rank held at most (a GPU's allocator; a CPU's resident size)
+    communication_time: float | None = None  # a Meter's watch(): seconds per step an all-reduce was in flight
+    exposed_communication: float | None = None  # ... and of them, after the backward pass's last gradients
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

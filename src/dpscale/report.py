@@ -28,9 +28,10 @@ from dpscale.i18n import Lang, translation
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch
+    from dpscale.explain import Explanation
     from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
-    from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.plan import DeadlinePlan, MemoryPlan, Plan
     from dpscale.predict.prediction import Prediction
     from dpscale.scaling import Scaling, Solution
 
@@ -41,9 +42,13 @@ __all__ = [
     "bubble_rows",
     "calibration_line",
     "deadline_grid",
+    "explanation_grid",
+    "explanation_levers",
+    "explanation_rows",
     "fit_grid",
     "html_grid",
     "html_rows",
+    "memory_sentence",
     "plan_rows",
     "prediction_grid",
     "scaling_rows",
@@ -118,6 +123,29 @@ def bubble_rows(b: Bubble, lang: Lang) -> list[Row]:
     if b.activations_in_flight is not None:
         rows.append(Row(_("Micro-batches of activations held (stage 1)"), format_number(b.activations_in_flight, lang)))
     return rows
+
+
+def memory_sentence(m: MemoryPlan, devices: int, lang: Lang) -> str:
+    """Whether the model fits, in one sentence: what each device holds, and the fewest that hold it."""
+    _ = translation(lang).gettext
+    values = {
+        "strategy": m.sharding,
+        "n": format_number(devices, lang),
+        "held": format_memory(m.per_device, lang),
+        "memory": format_memory(m.device_memory, lang),
+    }
+    first = (
+        _("With %(strategy)s each of the %(n)s devices holds %(held)s of its %(memory)s.")
+        if m.fits
+        else _("With %(strategy)s each of the %(n)s devices would hold %(held)s: more than its %(memory)s.")
+    ) % values
+    if m.fewest_devices is None:
+        return first + " " + _("No number of devices holds the model this way: shard it further.")
+    return (
+        first
+        + " "
+        + _("The fewest devices that hold the model: %(fewest)s.") % {"fewest": format_number(m.fewest_devices, lang)}
+    )
 
 
 def plan_rows(p: Plan, lang: Lang) -> list[Row]:
@@ -220,6 +248,62 @@ def _with_interval(e: float, low: float, high: float, lang: Lang) -> str:
     )
 
 
+def explanation_grid(e: Explanation, lang: Lang) -> Grid:
+    """Each rank's mean step and its parts, per step; the slowest rank emphasised."""
+    _ = translation(lang).gettext
+    header = (_("Rank"), _("Steps"), _("Step"), _("Compute"), _("Exposed comm."), _("Other"), _("Wait"), _("Overlap"))
+    rows = []
+    emphasis = None
+    for i, r in enumerate(e.ranks):
+        if r.rank == e.slowest_rank:
+            emphasis = i
+        rows.append(
+            (
+                format_number(r.rank, lang),
+                format_number(r.steps, lang),
+                f"{format_milliseconds(r.step_time.mean, lang)} ± {format_milliseconds(r.step_time.sd, lang)}",
+                format_milliseconds(r.compute.mean, lang),
+                format_milliseconds(r.exposed_communication.mean, lang),
+                format_milliseconds(r.other.mean, lang),
+                format_milliseconds(r.wait.mean, lang),
+                "—" if r.overlap is None else format_percent(r.overlap, lang),
+            )
+        )
+    return Grid(header, tuple(rows), _("Mean per step, by rank"), emphasis)
+
+
+def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
+    """The run as a whole: its slowest rank, the efficiency it implies, and what predict can take from it."""
+    _ = translation(lang).gettext
+    c = e.calibration
+    rows = [
+        Row(_("Slowest rank"), format_number(e.slowest_rank, lang), "slowest_rank"),
+        Row(_("Step time"), format_milliseconds(e.step_time, lang), "step_time"),
+        Row(_("Efficiency the run implies (E)"), format_percent(e.efficiency, lang), "efficiency"),
+        Row(_("Step alone on one device (compute + other)"), format_milliseconds(c.single_device_step, lang)),
+        Row(_("Communication in flight, slowest rank"), format_milliseconds(c.communication_time, lang)),
+        Row(_("Wait for the slowest rank, mean over ranks"), format_milliseconds(c.straggler_wait, lang)),
+        Row(_("Step-time variation (CV)"), format_percent(c.step_time_cv, lang)),
+    ]
+    if c.bandwidth is not None:
+        rows.append(Row(_("Achieved bandwidth (algbw)"), f"{format_number(c.bandwidth / 1e9, lang, decimals=3)} GB/s"))
+    return rows
+
+
+def explanation_levers(e: Explanation, lang: Lang) -> Grid:
+    """The measured terms worth removing, the largest first: what each saves per step and the speed-up."""
+    _ = translation(lang).gettext
+    rows = tuple(
+        (
+            _(lever.description),
+            format_milliseconds(lever.saving, lang),
+            "—" if lever.speedup is None else format_speedup(lever.speedup, lang, decimals=2),
+        )
+        for lever in e.levers
+    )
+    return Grid((_("Lever"), _("Saves per step"), _("Speed-up")), rows, _("Levers, from the measured terms"))
+
+
 def fit_grid(f: Fit, lang: Lang) -> Grid:
     """Every model fitted, its parameters with standard errors, R² and AICc; the chosen one emphasised."""
     _ = translation(lang).gettext
@@ -282,12 +366,12 @@ def _bubble_html(b: Bubble) -> str:
     return html_rows(bubble_rows(b, "en"), "dpscale-bubble")
 
 
-@shows("dpscale.plan.Plan")
+@shows("dpscale.plan.budget.Plan")
 def _plan_html(p: Plan) -> str:
     return html_rows(plan_rows(p, "en"), "dpscale-plan")
 
 
-@shows("dpscale.plan.DeadlinePlan")
+@shows("dpscale.plan.budget.DeadlinePlan")
 def _deadline_html(dp: DeadlinePlan) -> str:
     return html_rows(plan_rows(dp.plan, "en"), "dpscale-plan") + html_grid(deadline_grid(dp, "en"), "dpscale-deadline")
 
@@ -300,3 +384,10 @@ def _prediction_html(p: Prediction) -> str:
 @shows("dpscale.fit.results.Fit")
 def _fit_html(f: Fit) -> str:
     return html_grid(fit_grid(f, "en"), "dpscale-fit")
+
+
+@shows("dpscale.explain.breakdown.Explanation")
+def _explanation_html(e: Explanation) -> str:
+    return html_rows(explanation_rows(e, "en"), "dpscale-explanation") + html_grid(
+        explanation_grid(e, "en"), "dpscale-ranks"
+    )

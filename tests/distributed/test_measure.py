@@ -180,6 +180,49 @@ def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
     assert len(record["per_rank_throughput"]) == 2
 
 
+def test_meter_watching_ddp_records_where_the_step_goes(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    out = tmp_path / "meter.jsonl"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import torch, torch.distributed as dist
+            from torch import nn
+            from dpscale import Meter
+            dist.init_process_group("gloo")
+            opt = None
+            x = torch.randn(16, 512)
+            with Meter({str(out)!r}, batch=16, warmup=2) as meter:
+                layers = nn.Sequential(*[nn.Linear(512, 512) for _ in range(4)])
+                model = meter.watch(nn.parallel.DistributedDataParallel(layers, bucket_cap_mb=1))
+                opt = torch.optim.SGD(model.parameters(), lr=0.01)
+                for _ in range(10):
+                    with meter.step():
+                        opt.zero_grad()
+                        model(x).sum().backward()
+                        opt.step()
+            dist.destroy_process_group()
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert record["steps"] == 8
+    # four 1 MB buckets in flight every step, some of it after the last gradient is made
+    assert record["communication_time"] > 0
+    assert 0 < record["exposed_communication"] <= record["communication_time"]
+    assert record["communication_time"] < record["step_time"]["mean"]
+
+
 def test_cli_measure_json_and_failure_exit(tmp_path: Path) -> None:
     argv = [str(BIN / "dpscale"), "measure", "--nproc", "1", "--params", "200k", "--steps", "3", "--warmup", "1"]
     done = subprocess.run(

@@ -31,6 +31,7 @@ TCP_PAYLOAD = 1448 / 1500  # tbf limits whole packets; TCP carries 1448 bytes of
 
 @dataclass(frozen=True)
 class Point:
+    sharding: str
     rate_mbit: float
     params: int
     single_throughput: float
@@ -43,7 +44,8 @@ class Point:
 
     def row(self) -> str:
         return (
-            f"| {self.rate_mbit:g} | {self.params / 1e6:.1f}M | {self.link_over_compute:.0f}× | {self.measured:.3f} | "
+            f"| {self.sharding} | {self.rate_mbit:g} "
+            f"| {self.params / 1e6:.1f}M | {self.link_over_compute:.0f}× | {self.measured:.3f} | "
             f"{self.predicted_shaped:.3f} | {(self.predicted_shaped - self.measured) * 100:+.1f} | "
             f"{self.predicted_probe:.3f} | {self.probe_bandwidth * 8 / 1e6:.0f} Mbit/s |"
         )
@@ -74,7 +76,10 @@ def _both(hosts: tuple[Host, Host], command: list[str], timeout: float) -> str:
     return outputs[0]
 
 
-def run_point(rate_mbit: float, params: float, *, steps: int = 6, repeats: int = 2) -> Point:
+LAYERS = 4  # the mlp workload's linear layers: the pieces FSDP shards and gathers one by one
+
+
+def run_point(rate_mbit: float, params: float, *, sharding: str = "ddp", steps: int = 6, repeats: int = 2) -> Point:
     single = measure([1], workload="mlp", params=params, batch=BATCH, steps=steps, warmup=2, repeats=repeats,
                      cluster=Launch(threads=1))[0]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, two_hosts(rate_mbit) as hosts:
@@ -86,26 +91,27 @@ def run_point(rate_mbit: float, params: float, *, steps: int = 6, repeats: int =
         lines = _both(
             hosts,
             ["measure", "--nproc", "1", "--params", str(int(params)), "--batch", str(BATCH), "--steps", str(steps),
-             "--warmup", "2", "--repeats", str(repeats), "--out", f"{tmp}/runs.jsonl"],
+             "--warmup", "2", "--repeats", str(repeats), "--sharding", sharding, "--out", f"{tmp}/runs.jsonl"],
             600,
         )  # fmt: skip
     across = json.loads(lines.splitlines()[0])
     measured = across["throughput"] / (2 * single["throughput"])
-    workload = Workload(single["throughput"], BATCH, single["params"])
+    workload = Workload(single["throughput"], BATCH, single["params"], layers=LAYERS)
     tier = profile["inter"]
     shaped = Link(rate_mbit * 1e6 / 8 * TCP_PAYLOAD, tier["latency"], 1.0)
     probed = Link(tier["bandwidth"], tier["latency"], 1.0)
-    e_shaped = float(predict([2], workload, Links(shaped, 1, shaped, jitter=0.0)).efficiency[0])
-    e_probe = float(predict([2], workload, Links(probed, 1, probed, jitter=0.0)).efficiency[0])
+    strategy = across.get("sharding", sharding)
+    e_shaped = float(predict([2], workload, Links(shaped, 1, shaped, jitter=0.0, sharding=strategy)).efficiency[0])
+    e_probe = float(predict([2], workload, Links(probed, 1, probed, jitter=0.0, sharding=strategy)).efficiency[0])
     compute = BATCH / single["throughput"]
     link_time = single["params"] * 4 / shaped.bandwidth
-    return Point(rate_mbit, single["params"], single["throughput"], measured, e_shaped, e_probe, tier["bandwidth"],
-                 tier["latency"], link_time / compute)  # fmt: skip
+    return Point(strategy, rate_mbit, single["params"], single["throughput"], measured, e_shaped, e_probe,
+                 tier["bandwidth"], tier["latency"], link_time / compute)  # fmt: skip
 
 
 HEADER = (
-    "| link (Mbit/s) | gradients (params) | link ÷ compute | measured E | predicted E | error (points) "
-    "| predicted from the probe | probe's bandwidth |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "| strategy | link (Mbit/s) | gradients (params) | link ÷ compute | measured E | predicted E | error (points) "
+    "| predicted from the probe | probe's bandwidth |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 
@@ -114,6 +120,9 @@ def main() -> None:
     for rate in (200, 500, 1000, 2000, 5000):
         for params in (1e6, 4e6):
             print(run_point(rate, params).row(), flush=True)
+    for sharding in ("ddp", "zero3"):  # FSDP against DDP where the link dominates
+        for rate in (200, 1000):
+            print(run_point(rate, 1e6, sharding=sharding).row(), flush=True)
 
 
 if __name__ == "__main__":

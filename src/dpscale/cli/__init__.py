@@ -48,6 +48,7 @@ def _main(args: list[str]) -> None:
     if not args or args[0] not in LIGHT_COMMANDS:  # the others: loaded only when one of them may run
         import dpscale.cli.calculators
         import dpscale.cli.cluster
+        import dpscale.cli.explain
         import dpscale.cli.models  # noqa: F401
     if not args or args == ["scale"]:  # nothing to compute yet: say how
         args = [*args, "--help"]

@@ -1,7 +1,8 @@
 """The Typer application and its root options; the commands register on it from their modules.
 
 scaling.py (scale) and serve.py load alone, for a quick start; calculators.py (batch, bubble,
-plan), models.py (predict, fit) and cluster.py (measure, probe) load for the other commands.
+plan), models.py (predict, fit), cluster.py (measure, probe) and explain.py (explain) load for the
+other commands.
 """
 
 from __future__ import annotations

@@ -89,6 +89,10 @@ def _plan(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
         print_plan(result.plan, language)
     if result.deadline is not None:
         print_deadline(result.deadline, language)
+    if result.memory is not None:
+        from dpscale.report import memory_sentence
+
+        print(memory_sentence(result.memory, result.plan.scaling.devices, language))
 
 
 def _register_plan() -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "print_batch",
     "print_bubble",
     "print_deadline",
+    "print_explanation",
     "print_fit",
     "print_import",
     "print_measurements",
@@ -38,6 +39,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.batch import Batch, BatchSolution
+    from dpscale.explain import Explanation
     from dpscale.fit import Fit
     from dpscale.nccltests import Imported
     from dpscale.pipeline import Bubble
@@ -209,6 +211,23 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
                 cells.append(_("yes") if lever.fits else _("no"))
             lever_table.add_row(*cells)
         _print_table(out, lever_table)
+
+
+def print_explanation(e: Explanation, lang: Lang) -> None:
+    _ = translation(lang).gettext
+    out = _console()
+    _print_table(out, _grid_table(report.explanation_grid(e, lang), no_wrap=True))
+    out.print(
+        _(
+            "Exposed comm.: a collective in flight while nothing computes; Other: neither (input, host, idle); "
+            "Wait: for the slowest rank; Overlap: the share of communication hidden behind compute."
+        )
+    )
+    print_rows(report.explanation_rows(e, lang), out)
+    if e.levers:
+        _print_table(out, _grid_table(report.explanation_levers(e, lang), ("left", "right")))
+    for note in e.notes:
+        out.print(_("note: %(text)s") % {"text": note.localized(lang)})
 
 
 def print_fit(f: Fit, lang: Lang) -> None:

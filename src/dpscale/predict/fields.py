@@ -256,6 +256,13 @@ PREDICT_INPUTS = (
         edges=("cli",),
     ),
     Input(
+        "from_trace",
+        "path",
+        "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
+        "the step-time variation and the bandwidth share reached come from them.",
+        edges=("cli",),
+    ),
+    Input(
         "algorithm",
         "choice",
         "The all-reduce: auto, ring, tree or hierarchical.",

@@ -20,6 +20,7 @@ from dpscale.predict.fields import PREDICT_INPUTS
 
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
+    from dpscale.predict.traced import Traced
 
 __all__ = ["PREDICT", "PREDICT_INPUTS", "Request", "build"]
 
@@ -37,15 +38,18 @@ class Request:
     workload: Workload
     cluster: Cluster
     reference: Reference | None = None
+    traced: Traced | None = None  # what a run's profiler traces set in place of the assumptions
     measured: tuple[Reference, ...] = ()
     speed_known: bool = True
     jitter_known: bool = False
 
     def predict(self) -> Prediction:
+        from dataclasses import replace
+
         from dpscale.predict import calibration, model
 
         if self.measured:
-            return calibration.predict_calibrated(
+            found = calibration.predict_calibrated(
                 list(self.devices),
                 self.workload,
                 self.cluster,
@@ -53,9 +57,17 @@ class Request:
                 speed_known=self.speed_known,
                 jitter_known=self.jitter_known,
             )
-        return model.predict(
-            list(self.devices), self.workload, self.cluster, reference=self.reference, jitter_known=self.jitter_known
-        )
+        else:
+            found = model.predict(
+                list(self.devices),
+                self.workload,
+                self.cluster,
+                reference=self.reference,
+                jitter_known=self.jitter_known,
+            )
+        if self.traced is None:
+            return found
+        return replace(found, assumptions={**found.assumptions, "from_trace": self.traced.to_dict()})
 
     def levers(self) -> list[Lever]:
         from dpscale.predict import calibration, model, uncertainty
@@ -91,10 +103,13 @@ def build(values: Values) -> Request:
     measured = tuple(model.Reference(*pair) for pair in v["measured"] or ())
     speed = v["per_device_throughput"]
     if speed is None:
-        if not measured:
+        if measured:
+            first = min(measured, key=lambda m: m.devices)
+            speed = first.throughput / first.devices  # calibrated by the model on the measurements
+        elif v["from_trace"] is not None:
+            speed = 1.0  # what the traces measure replaces it below
+        else:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
-        first = min(measured, key=lambda m: m.devices)
-        speed = first.throughput / first.devices  # calibrated by the model on the measurements
     # A cv other than the default is the user's measurement: kept, not fitted. The default itself is
     # an assumption, and every edge (the API and the page fill it in) gives it alike.
     jitter = v["jitter"]
@@ -129,12 +144,23 @@ def build(values: Values) -> Request:
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
     )
+    traced = None
+    speed_known = v["per_device_throughput"] is not None
+    if v["from_trace"] is not None:
+        from dpscale.explain import explain
+        from dpscale.predict.traced import calibrated
+
+        given = {"speed_given": speed_known or bool(measured), "jitter_given": jitter_known}
+        workload, cluster, traced = calibrated(explain(v["from_trace"]).calibration, workload, cluster, **given)
+        speed_known = speed_known or traced.per_device_throughput is not None
+        jitter_known = True  # measured by the traces, or given
     return Request(
         tuple(v["devices"]),
         workload,
         cluster,
+        traced=traced,
         measured=measured,
-        speed_known=v["per_device_throughput"] is not None,
+        speed_known=speed_known,
         jitter_known=jitter_known,
     )
 

@@ -155,7 +155,9 @@ def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
             n, w.per_device_throughput, w.batch, w.gradient_bytes, w.accumulation, c
         )
         if c.sharding != "ddp":
-            communication, exposed = sharded.sharded_terms(n, w, c, w.batch / w.per_device_throughput)
+            micro = w.batch / w.per_device_throughput
+            sizes = (w.params, w.grad_bytes, w.param_bytes, w.accumulation, w.layers)
+            communication, exposed = sharded.sharded_terms(n, micro, *sizes, c)
         if c.interference:
             exposed = exposed + c.interference * np.maximum(np.subtract(communication, exposed), 0.0)
         fed = (

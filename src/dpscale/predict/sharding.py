@@ -39,6 +39,7 @@ sends when W = G, and zero3 half as much again.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +51,15 @@ from dpscale.predict.prediction import Memory
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Workload
 
-__all__ = ["BACKWARD_SHARE", "communication_volume", "exposed", "memory", "shard_group", "sharded_terms"]
+__all__ = [
+    "BACKWARD_SHARE",
+    "communication_volume",
+    "exposed",
+    "fewest_devices",
+    "memory",
+    "shard_group",
+    "sharded_terms",
+]
 
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 
@@ -105,6 +114,32 @@ def memory(devices: Any, workload: Workload, cluster: Cluster) -> Memory:
     )
 
 
+def fewest_devices(workload: Workload, cluster: Cluster, most: int = 10**9) -> int | None:
+    """The fewest devices whose memory (``cluster.device_memory``) holds what each must, or None.
+
+    What a device holds is whole + shared/n: the parts a strategy keeps whole on every device,
+    and those it divides among the n devices that share them (up to the group of ``hybrid``), so
+    the count is ⌈shared / (memory − whole)⌉ when the memory is more than the whole part.
+    """
+    limit = cluster.device_memory
+    if limit is None:
+        return None
+    one, two = (float(memory(np.array([float(n)]), workload, cluster).total[0]) for n in (1, 2))
+    if one <= limit:
+        return 1
+    shared = 2 * (one - two)
+    whole = one - shared
+    if shared <= 0 or limit <= whole:
+        return None
+    ceiling = most if cluster.sharding != "hybrid" else min(most, cluster.shard_group or cluster.devices_per_node)
+    n = max(2, math.ceil(shared / (limit - whole)))
+    for _ in range(3):  # the division's rounding: a step or two at most
+        if n > ceiling or float(memory(np.array([float(n)]), workload, cluster).total[0]) <= limit:
+            break
+        n += 1
+    return n if n <= ceiling else None
+
+
 def communication_volume(devices: Any, workload: Workload, cluster: Cluster) -> Any:
     """Bytes each device sends per optimizer step, counted as rings send them."""
     n = np.asarray(devices, dtype=np.float64)
@@ -140,43 +175,47 @@ def _replica_link(cluster: Cluster) -> Link:
 
 def sharded_terms(
     devices: Any,
-    workload: Workload,
-    cluster: Cluster,
     micro: Any,
+    params: Any,
+    grad_bytes: Any,
+    param_bytes: Any,
+    accumulation: Any,
+    layers: Any,
+    cluster: Cluster,
 ) -> tuple[Any, Any]:
     """Communication and exposed communication per optimizer step of a sharded strategy (seconds).
 
     ``micro`` is one micro-step's compute (b/v); the forward pass is a third of it, the backward
-    two thirds. Broadcasts over ``devices`` and ``micro``.
+    two thirds. Every argument but ``cluster`` broadcasts, so a grid of millions of
+    configurations is one call; inputs are not checked here (see :func:`dpscale.predict.model.predict`).
     """
     n = np.asarray(devices, dtype=np.float64)
-    w, c = workload, cluster
-    k, layers = w.accumulation, w.layers
+    c, k = cluster, accumulation
     forward, backward = (1 - BACKWARD_SHARE) * micro, BACKWARD_SHARE * micro
-    grads, weights = w.params * w.grad_bytes, w.params * w.param_bytes
+    grads, weights = np.multiply(params, grad_bytes), np.multiply(params, param_bytes)
     s = shard_group(n, c)
     per_node = c.devices_per_node if c.inter is not None else None
     found = gather_candidates(s, intra=c.intra, inter=c.inter, per_node=per_node, algorithm=c.algorithm)
     gather = _fastest(found, weights / layers)  # one piece's weights, gathered
     if c.sharding in ("zero1", "zero2"):
-        buckets = max(1.0, float(np.ceil(grads / c.bucket_bytes)))
+        buckets = np.maximum(1.0, np.ceil(grads / c.bucket_bytes))
         scatter = _fastest(found, grads / buckets)  # one bucket's gradients, reduce-scattered
         reductions = 1 if c.sharding == "zero1" else k  # zero1 keeps whole gradients until the last micro-step
         communication = layers * gather + reductions * buckets * scatter
-        hidden_behind = exposed(gather, layers, forward, c.overlap) + reductions * exposed(
-            scatter, buckets, backward, c.overlap
+        hidden_behind = exposed(gather, layers, forward, c.overlap) + np.multiply(
+            reductions, exposed(scatter, buckets, backward, c.overlap)
         )
         return communication, hidden_behind
     scatter = _fastest(found, grads / layers)
-    replicas = np.ceil(n / s)
     if c.sharding == "hybrid":
+        replicas = np.ceil(n / s)
         algorithm = "ring" if c.algorithm == "hierarchical" else c.algorithm
         across = candidates(replicas, intra=_replica_link(c), algorithm=algorithm)
         reduce = _fastest(across, grads / s / layers)  # each piece's shard, all-reduced across the groups
+        backward_piece = gather + scatter + reduce
     else:
-        reduce = 0.0 * n
-    communication = k * layers * (2 * gather + scatter + reduce)
-    per_micro = exposed(gather, layers, forward, c.overlap) + exposed(
-        gather + scatter + reduce, layers, backward, c.overlap
-    )
-    return communication, k * per_micro
+        reduce = 0.0
+        backward_piece = gather + scatter
+    communication = np.multiply(k, layers * (2 * gather + scatter + reduce))
+    per_micro = exposed(gather, layers, forward, c.overlap) + exposed(backward_piece, layers, backward, c.overlap)
+    return communication, np.multiply(k, per_micro)

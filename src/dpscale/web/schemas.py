@@ -21,6 +21,7 @@ __all__ = [
     "FieldError",
     "FitIn",
     "LeverOut",
+    "MemoryPlanOut",
     "MemoryOut",
     "PlanOut",
     "PointIn",
@@ -74,6 +75,15 @@ class BubbleOut(BaseModel):
     activations_in_flight: int | None
 
 
+class MemoryPlanOut(BaseModel):
+    sharding: str
+    params: float
+    device_memory: float
+    fewest_devices: int | None = Field(description="the fewest devices whose memory holds the model (null: none)")
+    per_device: float = Field(description="bytes each device holds on the plan's devices")
+    fits: bool
+
+
 class PlanOut(ScalingOut):
     work: float
     seconds: float
@@ -83,12 +93,15 @@ class PlanOut(ScalingOut):
     currency: str
     watts_per_device: float | None
     energy_kwh: float | None
+    memory: MemoryPlanOut | None = None
 
 
 class DeadlineOut(BaseModel):
     deadline_seconds: float
     plan: PlanOut
     options: list[PlanOut]
+    requested: PlanOut | None = None
+    memory: MemoryPlanOut | None = None
 
 
 class StepTimeOut(BaseModel):

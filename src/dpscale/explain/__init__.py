@@ -1,0 +1,43 @@
+"""Where each rank's step time goes, read from the job's own profiler traces.
+
+``torch.profiler`` writes one Chrome-trace JSON file per rank (plain or gzipped). Each is read
+as a stream into its steps and the unions of its compute and communication intervals
+(:mod:`~dpscale.explain.reading`, :mod:`~dpscale.explain.stream`); the breakdown per rank and
+step, the slowest rank, the efficiency the run implies, the calibration for ``predict`` and the
+levers follow (:mod:`~dpscale.explain.breakdown`), by interval arithmetic
+(:mod:`~dpscale.explain.intervals`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from dpscale.explain.breakdown import LEVERS, Calibration, Explanation, Lever, RankBreakdown, Spread, explain_timelines
+from dpscale.explain.reading import RankTimeline, read_trace, trace_files
+
+__all__ = [
+    "LEVERS",
+    "Calibration",
+    "Explanation",
+    "Lever",
+    "RankBreakdown",
+    "RankTimeline",
+    "Spread",
+    "explain",
+    "explain_timelines",
+    "read_trace",
+    "trace_files",
+]
+
+
+def explain(paths: Iterable[str | Path] | str | Path) -> Explanation:
+    """Explain a run from its profiler traces: files (one per rank), or folders of them.
+
+    Each file is read in turn and reduced to its timeline before the next, so memory holds one
+    file's events at most (a chunk of its text and its intervals), never the whole trace.
+
+    >>> explain(["rank0.json", "rank1.json"]).calibration.single_device_step  # doctest: +SKIP
+    """
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    return explain_timelines([read_trace(path) for path in trace_files(given)])

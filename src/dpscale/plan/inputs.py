@@ -1,0 +1,284 @@
+"""The planner's inputs, once (see :mod:`dpscale.inputs`): the CLI's options, the page's fields and
+the API's parameters, and how their values become a plan, with every rule across them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpscale import _validate
+from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.inputs import Definition, Input, Values
+from dpscale.plan.budget import DeadlinePlan, EfficiencyCurve, Plan, devices_for_deadline, plan, total_work
+from dpscale.predict.defaults import OPTIMIZERS, SHARDING_SYNONYMS, SHARDINGS
+
+__all__ = ["PLAN", "MemoryPlan", "PlanResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """Whether the model fits: the fewest devices whose memory holds it under ``sharding`` (None:
+    no count does), and what each device holds on the plan's devices."""
+
+    sharding: str
+    params: float
+    device_memory: float
+    fewest_devices: int | None
+    per_device: float  # bytes each device holds on the plan's devices
+
+    @property
+    def fits(self) -> bool:
+        return self.per_device <= self.device_memory
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sharding": self.sharding,
+            "params": self.params,
+            "device_memory": self.device_memory,
+            "fewest_devices": self.fewest_devices,
+            "per_device": self.per_device,
+            "fits": self.fits,
+        }
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What the planner answers: the run on the devices given, the fewest that meet a deadline, and
+    (given the model's size and a device's memory) the fewest that hold the model."""
+
+    plan: Plan  # on the devices given, else on the fewest that meet the deadline
+    deadline: DeadlinePlan | None
+    devices_given: bool
+    memory: MemoryPlan | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        held = {} if self.memory is None else {"memory": self.memory.to_dict()}
+        if self.deadline is None:
+            return {**self.plan.to_dict(), **held}
+        requested = {"requested": self.plan.to_dict()} if self.devices_given else {}
+        return {**self.deadline.to_dict(), **requested, **held}
+
+
+def _memory(v: Values, devices: int) -> MemoryPlan | None:
+    """The memory plan, when the model's size and a device's memory are given (both, or neither)."""
+    if v["params"] is None and v["device_memory"] is None:
+        return None
+    if v["params"] is None or v["device_memory"] is None:
+        missing = "params" if v["params"] is None else "device_memory"
+        raise MissingInput(missing, N_("the model's parameters and a device's memory, both, to say what fits"))
+    from dpscale.predict.collectives import Link
+    from dpscale.predict.model import Cluster, Workload
+    from dpscale.predict.sharding import fewest_devices, memory
+
+    workload = Workload(1.0, 1.0, v["params"], param_bytes=v["param_bytes"], optimizer=v["optimizer"])
+    cluster = Cluster(Link(1.0), sharding=v["sharding"], device_memory=v["device_memory"])  # links play no part
+    held = float(memory([float(devices)], workload, cluster).total[0])
+    return MemoryPlan(v["sharding"], v["params"], v["device_memory"], fewest_devices(workload, cluster), held)
+
+
+def _build(values: Values) -> PlanResult:
+    v = PLAN.complete(values)
+    work = total_work(v["work"], v["epochs"])
+    if (v["efficiency"] is None) == (v["measurements"] is None):
+        given = "neither" if v["efficiency"] is None else "both"
+        raise InvalidInput("efficiency", given, N_("an efficiency or measurements to fit, one of the two"))
+    throughput = v["per_device_throughput"]
+    efficiency: float | EfficiencyCurve
+    if v["measurements"] is not None:
+        from dpscale.fit import fit
+
+        best = fit(v["measurements"]).best
+        efficiency = best.efficiency
+        throughput = throughput or best.throughput(1)
+    else:
+        efficiency = v["efficiency"]
+    if throughput is None:
+        raise MissingInput("per_device_throughput", N_("a throughput, or measurements to read it from"))
+    money: dict[str, Any] = {
+        "price_per_device_hour": v["price_per_device_hour"],
+        "watts_per_device": v["watts_per_device"],
+        "currency": v["currency"],
+        "unit": v["unit"],
+    }
+    if v["devices"] is None and v["deadline"] is None:
+        raise MissingInput("devices", N_("a number of devices, or a deadline to find it"))
+    found = None
+    if v["deadline"] is not None:
+        found = devices_for_deadline(work, v["deadline"], throughput, efficiency, **money)
+    result = found.plan if v["devices"] is None and found else plan(work, v["devices"], throughput, efficiency, **money)
+    return PlanResult(result, found, v["devices"] is not None, _memory(v, result.scaling.devices))
+
+
+def _money(name: str, help_text: str, option: str, label: str, example_fr: str) -> Input:
+    """An optional positive amount per device (a price, a power) that the run's totals multiply."""
+    example = (example_fr, example_fr.replace(",", "."))
+    return Input(
+        name, "number", help_text, low=1e-12, high=1e6, option=option, label=label, example=example, group="money"
+    )
+
+
+PLAN = Definition(
+    "plan",
+    (
+        Input(
+            "work",
+            "number",
+            "Samples (or tokens) to process: the dataset size, times --epochs.",
+            required=True,
+            low=1e-12,
+            high=1e18,
+            short="-w",
+            label=N_("Dataset size (samples or tokens)"),
+            example=("1 281 167", "1,281,167"),
+            group="run",
+        ),
+        Input(
+            "epochs",
+            "number",
+            "Passes over the work.",
+            default=1.0,
+            low=1e-12,
+            high=1e9,
+            label=N_("Epochs"),
+            example=("90", "90"),
+            group="run",
+        ),
+        Input(
+            "deadline",
+            "duration",
+            "Finish within this (14 d, 36 h): find the fewest devices.",
+            low=1e-9,
+            high=1e10,
+            api_name="deadline_seconds",
+            label=N_("Deadline (optional)"),
+            hint=N_("For example 30 min, 36 h or 14 d."),
+            example=("30 min", "30 min"),
+            group="run",
+            unit="s",
+        ),
+        Input(
+            "devices",
+            "count",
+            "d; or give a deadline to find it.",
+            low=1,
+            high=_validate.MAX_DEVICES,
+            short="-d",
+            label=N_("Devices"),
+            example=("64", "64"),
+            group="cluster",
+        ),
+        Input(
+            "per_device_throughput",
+            "number",
+            "v, one device's throughput alone [default: from --fit].",
+            low=1e-6,
+            high=1e12,
+            option="--per-device",
+            short="-v",
+            label=N_("Throughput per device"),
+            example=("2 000", "2,000"),
+            group="cluster",
+        ),
+        Input(
+            "unit",
+            "text",
+            "Throughput unit, for display.",
+            default="samples/s",
+            short="-u",
+            label=N_("unit"),
+            example=("échantillons/s", "samples/s"),
+            group="cluster",
+        ),
+        Input(
+            "efficiency",
+            "fraction",
+            "E: 90% or 0.9; or give --fit.",
+            low=1e-6,
+            high=1,
+            short="-e",
+            label=N_("Scaling efficiency (%%)"),
+            hint=N_("For example 90 %% or 0.9."),
+            example=("90 %", "90%"),
+            group="cluster",
+        ),
+        Input(
+            "measurements",
+            "measurements",
+            "Measurements (as for dpscale fit): E(d) from the best fitted model.",
+            option="--fit",
+            edges=("cli",),
+        ),
+        Input(
+            "params",
+            "scaled_count",
+            "The model's parameters, to say how many devices hold it: 8B.",
+            low=1,
+            high=1e15,
+            short="-p",
+            label=N_("Parameters"),
+            hint=N_("For example 8B: with a device's memory, the fewest devices that hold the model."),
+            group="memory",
+        ),
+        Input(
+            "sharding",
+            "choice",
+            "How data parallelism keeps the model: ddp, zero1, zero2, zero3 or hybrid.",
+            default="ddp",
+            choices=SHARDINGS,
+            synonyms=SHARDING_SYNONYMS,
+            example=("zero3", "zero3"),
+            label=N_("Strategy"),
+            group="memory",
+        ),
+        Input(
+            "device_memory",
+            "bytes",
+            "Memory of one device: 80GiB.",
+            low=1,
+            high=1e15,
+            unit="bytes",
+            label=N_("Memory of one device (optional)"),
+            group="memory",
+        ),
+        Input(
+            "param_bytes",
+            "number",
+            "Bytes per weight as held (2: bf16).",
+            default=4.0,
+            low=0.125,
+            high=16,
+            label=N_("Bytes per weight (2 for bf16)"),
+            group="memory",
+        ),
+        Input(
+            "optimizer",
+            "choice",
+            "Optimizer: adam, adamw or sgd.",
+            default="adam",
+            choices=OPTIMIZERS,
+            label=N_("Optimizer"),
+            group="memory",
+            choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+        ),
+        _money("price_per_device_hour", "Price of one device-hour.", "--price", N_("Price of one device-hour"), "2,5"),
+        Input(
+            "currency",
+            "text",
+            "ISO 4217 code of the price.",
+            default="USD",
+            label=N_("Currency (ISO code)"),
+            example=("EUR", "USD"),
+            group="money",
+        ),
+        _money(
+            "watts_per_device", "Power of one device, for the energy.", "--watts", N_("Power of one device (W)"), "400"
+        ),
+    ),
+    _build,
+    groups=(
+        ("run", N_("Run")),
+        ("cluster", N_("Compute cluster")),
+        ("memory", N_("Memory (optional)")),
+        ("money", N_("Price and power (optional)")),
+    ),
+)

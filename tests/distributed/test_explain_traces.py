@@ -1,0 +1,76 @@
+"""dpscale explain on the traces of real 2-rank gloo jobs (DDP and FSDP), rank 1 given extra work each step."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dpscale
+from dpscale.explain import explain
+
+pytestmark = pytest.mark.distributed
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def traced(kind: str, folder: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run the job; each rank's own timings (its steps' wall time, rank 1's extra work)."""
+    source = str(Path(dpscale.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, str(ROOT)])}
+    subprocess.run(
+        [sys.executable, "-m", "tests.distributed.traced_job", str(folder), kind],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=240,
+        capture_output=True,
+    )
+    return tuple(json.loads((folder / f"timed{r}.json").read_text()) for r in (0, 1))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("kind", ["ddp", "fsdp"])
+def test_the_rank_with_extra_work_is_slowest_and_the_other_waits(tmp_path: Path, kind: str) -> None:
+    timed0, timed1 = traced(kind, tmp_path)
+    found = explain(tmp_path / "traces")  # rank0.json and rank1.json.gz
+    fast, slow = found.ranks
+    assert (fast.rank, slow.rank, found.slowest_rank) == (0, 1, 1)
+    assert fast.steps == slow.steps == 4
+    extra = statistics.fmean(timed1["extra"])
+    # The extra work shows as rank 1's compute, and rank 0 waits about as long for it.
+    assert 0.6 * extra < slow.compute.mean - fast.compute.mean < 1.5 * extra
+    assert 0.6 * extra < fast.wait.mean < 1.5 * extra
+    assert fast.exposed_communication.mean > slow.exposed_communication.mean
+    # The parts sum to the step time each rank measured for itself.
+    for rank, own in ((fast, timed0), (slow, timed1)):
+        parts = rank.compute.mean + rank.exposed_communication.mean + rank.other.mean
+        assert parts == pytest.approx(statistics.fmean(own["steps"]), rel=0.05)
+    assert 0 < found.efficiency < 1
+    balance = {lever.name: lever for lever in found.levers}["balance"]
+    assert balance.saving == pytest.approx(found.calibration.straggler_wait)
+    assert balance.saving > 0.3 * extra
+
+
+def test_predict_from_the_traces_gives_the_run_back_at_its_size(tmp_path: Path) -> None:
+    """predict --from-trace: one device's speed, the variation and the link's share from the run itself."""
+    traced("ddp", tmp_path)
+    from dpscale.predict.inputs import PREDICT
+
+    params = 256 * 512 + 512 + 512 * 512 + 512 + 512 * 256 + 256  # the traced job's three layers
+    values = {"devices": [1, 2, 8], "batch": 64.0, "params": float(params), "intra_bandwidth": 1e9}
+    request = PREDICT.build({**values, "from_trace": str(tmp_path / "traces")})
+    measured = explain(tmp_path / "traces").calibration
+    assert request.traced is not None
+    assert request.traced.devices == 2
+    assert request.workload.per_device_throughput == pytest.approx(64 / measured.single_device_step)
+    assert request.cluster.jitter == pytest.approx(min(measured.step_time_cv, 0.4995))
+    prediction = request.predict()
+    assert prediction.assumptions["from_trace"]["devices"] == 2
+    assert prediction.efficiency[0] == 1
+    assert prediction.efficiency[2] <= prediction.efficiency[1]
+    with pytest.raises(dpscale.InvalidInput):
+        PREDICT.build({**values, "from_trace": str(tmp_path / "missing")})

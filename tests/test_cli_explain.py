@@ -1,0 +1,81 @@
+"""``dpscale explain`` on the command line: the table, the JSON, and one line on stderr for a bad trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run
+from tests.test_explain import GLOO, ONE_STEP, op, step, write
+
+
+def two_ranks(folder: Path) -> Path:
+    fast = [step(1, 0, 100), op("aten::mm", 0, 40), op("gloo:all_reduce", 40, 55, tid=GLOO, cat="user_annotation")]
+    slow = [step(1, 0, 100), op("aten::mm", 0, 70), op("gloo:all_reduce", 70, 25, tid=GLOO, cat="user_annotation")]
+    write(folder / "rank0.json", fast, rank=0, world=2)
+    write(folder / "rank1.json", slow, rank=1, world=2)
+    return folder
+
+
+def test_table_by_rank_and_levers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "explain", str(two_ranks(tmp_path)))
+    assert (code, err) == (0, "")
+    assert "Slowest rank" in out
+    assert "Exposed comm." in out
+    assert "0.04 ms" in out  # rank 0's compute, 40 µs
+    assert "balance the work across ranks" in out
+    assert "60%" in out  # the efficiency the run implies: (45 + 75) / 200
+
+
+def test_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "explain", str(two_ranks(tmp_path)), "--json")
+    assert (code, err) == (0, "")
+    payload = json.loads(out)
+    assert payload["slowest_rank"] == 1
+    assert [r["rank"] for r in payload["ranks"]] == [0, 1]
+    assert {"calibration", "levers", "efficiency", "steps"} <= set(payload)
+    assert payload["calibration"]["single_device_step"] == pytest.approx(60e-6)
+
+
+def test_french(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "explain", str(write(tmp_path / "r0.json", ONE_STEP)), "--lang", "fr")
+    assert code == 0
+    assert "Rang le plus lent" in out
+    assert "0,035\u202fms" in out  # compute, 35 µs, with French spacing
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "UTF-8"),
+        (b'{"traceEvents": [{"ph": "X", "na', "cut short"),
+        (b'{"traceEvents": []}', "ProfilerStep"),
+        (b"\x1f\x8b\x08\x00garbage", "gzip"),
+    ],
+)
+def test_bad_trace_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, expected: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    code, out, err = run(capsys, "explain", str(bad))
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("error: trace:")
+    assert "bad.json" in err
+    assert expected in err
+
+
+def test_missing_file_and_different_steps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "explain", str(tmp_path / "nowhere.json"))
+    assert code == 2
+    assert err.count("\n") == 1
+    write(tmp_path / "r0.json", [step(1, 0, 10), step(2, 10, 10)], rank=0, world=2)
+    write(tmp_path / "r1.json", [step(1, 0, 10)], rank=1, world=2)
+    code, _, err = run(capsys, "explain", str(tmp_path), "--lang", "fr")
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "les mêmes étapes du profileur" in err
