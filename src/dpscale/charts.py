@@ -178,7 +178,7 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     """E(n) and A(n) with their interval as a band, against the seed's constant E, and where each step's time goes."""
     altair = _altair()
     _ = translation(lang).gettext
-    v = p.workload.per_device_throughput
+    v = p.per_device_throughput  # one device's, or as measured at the reference size
     # The seed's assumption: E measured at one size (the first above 1 device) held at every size.
     first = next((i for i, n in enumerate(p.devices) if n > 1), 0)
     reference = float(p.efficiency[first])
@@ -280,9 +280,59 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         .properties(width="container", height=220, title=_("Where the step time goes"))
     )
     chart: alt.VConcatChart = (
-        altair.vconcat(efficiency, throughput, stacked).resolve_scale(color="independent").configure_view(strokeWidth=0)
+        altair.vconcat(efficiency, throughput, stacked, _memory_panel(p, lang))
+        .resolve_scale(color="independent")
+        .configure_view(strokeWidth=0)
     )
     return chart
+
+
+def _memory_panel(p: Prediction, lang: Lang) -> alt.LayerChart:
+    """What each device holds, stacked by part, against the device's memory when it is known."""
+    altair = _altair()
+    _ = translation(lang).gettext
+    parts = {
+        "parameters": _("parameters"),
+        "gradients": _("gradients"),
+        "optimizer_states": _("optimizer states"),
+        "buffers": _("buffers"),
+        "activations": _("activations"),
+    }
+    bars = [
+        {
+            "devices": format_number(int(n), lang),
+            "order": i,
+            "part": label,
+            "gib": float(getattr(p.memory, key)[i]) / 2**30,
+        }
+        for i, n in enumerate(p.devices)
+        for key, label in parts.items()
+    ]
+    layers: list[Any] = [
+        altair.Chart(altair.Data(values=bars))
+        .mark_bar()
+        .encode(
+            x=altair.X("devices:N", title=_("Devices"), sort=altair.EncodingSortField(field="order")),
+            y=altair.Y("gib:Q", title=_("Memory per device (GiB)"), stack="zero"),
+            color=altair.Color(
+                "part:N",
+                title=None,
+                scale=altair.Scale(
+                    domain=list(parts.values()), range=["#0b5cad", "#57a0e5", "#8250df", "#8c959f", "#e0a100"]
+                ),
+                legend=altair.Legend(orient="top"),
+            ),
+        )
+    ]
+    if p.cluster.device_memory is not None:
+        limit = [{"gib": p.cluster.device_memory / 2**30, "label": _("device memory")}]
+        layers.append(
+            altair.Chart(altair.Data(values=limit)).mark_rule(color="#a40e26", strokeDash=[6, 3]).encode(y="gib:Q")
+        )
+    panel: alt.LayerChart = altair.layer(*layers).properties(
+        width="container", height=220, title=_("Memory per device (%(strategy)s)") % {"strategy": p.cluster.sharding}
+    )
+    return panel
 
 
 def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:

@@ -21,6 +21,7 @@ from dpscale.format import (
     format_duration,
     format_energy,
     format_estimate,
+    format_memory,
     format_milliseconds,
     format_money,
     format_number,
@@ -30,6 +31,7 @@ from dpscale.format import (
 )
 from dpscale.i18n import LANGUAGES, Lang, translation
 from dpscale.predict.wording import lever_text
+from dpscale.report import memory_sentence
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 
@@ -104,6 +106,8 @@ def page_router() -> APIRouter:
                 money=lambda x, currency: format_money(x, currency, chosen),
                 kwh=lambda x: format_energy(x, chosen),
                 ms=lambda x: format_milliseconds(x, chosen),
+                gib=lambda x: format_memory(x, chosen),
+                memory_sentence=lambda m, n: memory_sentence(m, n, chosen),
                 points=lambda x: format_points(x, chosen),
                 estimate=lambda x, err: format_estimate(x, err, chosen),
                 chart_top=_chart_top,
