@@ -53,3 +53,21 @@ def test_save_chart_rejects_unknown_formats(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as caught:
         save_chart(scaling_chart(scale(8, 100, 0.8)), tmp_path / "c.gif")
     assert caught.value.field == "plot"
+
+
+def test_the_prediction_chart_shows_the_interval_as_a_band() -> None:
+    from dpscale.charts import prediction_chart
+    from dpscale.predict import presets
+    from dpscale.predict.model import Cluster, Workload, predict
+
+    cluster = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
+    p = predict([8, 64, 512], Workload(938, 256, 25.6e6), cluster)
+    spec = prediction_chart(p, "en").to_dict()
+    text = json.dumps(spec)
+    assert '"area"' in text
+    low, high = p.efficiency_interval
+    band = spec["vconcat"][0]["layer"][0]
+    assert band["mark"]["type"] == "area"
+    shown = [(row["e_low"], row["e_high"]) for row in band["data"]["values"]]
+    assert shown == list(zip(low.tolist(), high.tolist(), strict=True))
+    assert to_svg(prediction_chart(p, "en"), lang="en").lstrip().startswith("<svg")

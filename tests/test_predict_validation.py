@@ -71,3 +71,8 @@ def test_rows_where_communication_dominates_are_within_a_few_points() -> None:
     close = [c for c in check(DATA) if c.model.startswith("ResNet") and c.precision in ("FP32", "TF32")]
     assert close
     assert max(abs(c.error_points) for c in close) < 5
+
+
+def test_every_row_carries_its_interval() -> None:
+    # Without a measurement the interval is the priors' (wide); the README states how many rows it holds.
+    assert all(0 < c.low <= c.predicted <= c.high for c in check(DATA))

@@ -80,7 +80,7 @@ def test_notebook_grid_of_a_prediction_and_a_fit() -> None:
     assert rows[0] == ["Devices", "E", "A", "S", "Step", "Compute", "Comm.", "Wait", "Memory", "Bound by"]
     assert rows[1][8] == "0.4\u00a0GiB"  # 25.6 M parameters at 16 bytes each (DDP, Adam), on every device
     assert [r[0] for r in rows[1:]] == ["8", "64"]
-    assert all(re.fullmatch(r"\d+(\.\d)?%", r[1]) for r in rows[1:])
+    assert all(re.fullmatch(r"\d+(\.\d)?% \(\d+–\d+\)", r[1]) for r in rows[1:])  # E and its interval
 
     found = fit([(1, 370), (2, 735), (4, 1460), (8, 2890), (16, 5700)])
     page = found._repr_html_()

@@ -33,6 +33,12 @@ class Check:
     interconnect: str
     measured: float
     predicted: float
+    low: float = 0.0  # the prediction's 90 % interval
+    high: float = 1.0
+
+    @property
+    def covered(self) -> bool:
+        return self.low <= self.measured <= self.high
 
     @property
     def error_points(self) -> float:
@@ -67,6 +73,8 @@ def check(path: Path) -> list[Check]:
         )
         n = int(row["devices"])
         link = row["intra_link"] + ("" if inter_bw == 0 else f" + {row['inter_link']}")
+        p = predict([n], workload, cluster)
+        low, high = p.efficiency_interval
         out.append(
             Check(
                 row["source"],
@@ -75,7 +83,9 @@ def check(path: Path) -> list[Check]:
                 n,
                 link,
                 float(row["efficiency"]),
-                float(predict([n], workload, cluster).efficiency[0]),
+                float(p.efficiency[0]),
+                float(low[0]),
+                float(high[0]),
             )
         )
     return out
@@ -87,13 +97,17 @@ def mean_absolute_error(checks: list[Check]) -> float:
 
 def markdown_table(checks: list[Check]) -> str:
     lines = [
-        "| source | model | precision | devices | links | measured E | predicted E | error (points) |",
-        "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |",
+        "| source | model | precision | devices | links | measured E | predicted E | 90 % interval | error (points) |",
+        "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for c in checks:
         lines.append(
             f"| {c.source} | {c.model} | {c.precision} | {c.devices} | {c.interconnect} | "
-            f"{c.measured:.3f} | {c.predicted:.3f} | {c.error_points:+.1f} |"
+            f"{c.measured:.3f} | {c.predicted:.3f} | {c.low:.3f}–{c.high:.3f} | {c.error_points:+.1f} |"
         )
-    lines.append(f"| | | | | **mean absolute error** | | | **{mean_absolute_error(checks):.1f}** |")
+    covered = sum(c.covered for c in checks)
+    lines.append(
+        f"| | | | | **mean absolute error; measured E in the interval** | | | **{covered} of {len(checks)}** | "
+        f"**{mean_absolute_error(checks):.1f}** |"
+    )
     return "\n".join(lines)

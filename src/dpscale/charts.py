@@ -175,7 +175,7 @@ def schedule_chart(b: pipeline.Bubble, lang: Lang = "en") -> alt.LayerChart:
 
 
 def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
-    """E(n) and A(n) against the seed's constant E, and where each step's time goes."""
+    """E(n) and A(n) with their interval as a band, against the seed's constant E, and where each step's time goes."""
     altair = _altair()
     _ = translation(lang).gettext
     v = p.per_device_throughput  # one device's, or as measured at the reference size
@@ -220,17 +220,33 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         else altair.Scale(),
     )
     base = altair.Chart(altair.Data(values=rows)).mark_line(point=True, strokeWidth=2)
-    efficiency = base.encode(
-        x=x,
-        y=altair.Y(
-            "efficiency:Q", title=_("Scaling efficiency"), axis=altair.Axis(format="%"), scale=altair.Scale(zero=False)
+    # the prediction's interval as a band behind its line
+    low, high = p.efficiency_interval
+    a_low, a_high = p.actual_throughput_interval
+    spans = [
+        {"devices": int(n), "e_low": float(low[i]), "e_high": float(high[i]), "a_low": float(a_low[i]),
+         "a_high": float(a_high[i])}
+        for i, n in enumerate(p.devices)
+    ]  # fmt: skip
+    band = altair.Chart(altair.Data(values=spans)).mark_area(opacity=0.18, color="#0b5cad")
+    efficiency = altair.layer(
+        band.encode(x=x, y="e_low:Q", y2="e_high:Q"),
+        base.encode(
+            x=x,
+            y=altair.Y(
+                "efficiency:Q",
+                title=_("Scaling efficiency"),
+                axis=altair.Axis(format="%"),
+                scale=altair.Scale(zero=False),
+            ),
+            color=colour,
         ),
-        color=colour,
     ).properties(width="container", height=220, title=_("Scaling efficiency E(n)"))
     per_second = _("Throughput (%(unit)s)") % {"unit": _("samples/s")}
-    throughput = base.encode(x=x, y=altair.Y("throughput:Q", title=per_second), color=colour).properties(
-        width="container", height=220, title=_("Actual throughput A(n)")
-    )
+    throughput = altair.layer(
+        band.encode(x=x, y="a_low:Q", y2="a_high:Q"),
+        base.encode(x=x, y=altair.Y("throughput:Q", title=per_second), color=colour),
+    ).properties(width="container", height=220, title=_("Actual throughput A(n)"))
     terms = {"compute": _("compute"), "exposed": _("exposed communication"), "wait": _("straggler wait")}
     colours = ["#8c959f", "#0b5cad", "#e0a100"]
     if p.workload.input_throughput is not None:

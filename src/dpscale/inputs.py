@@ -29,7 +29,8 @@ __all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
 #   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
 #   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
 #   text (a short label the core checks), measurements (the points a measurement file holds),
-#   reference (devices:throughput, one measurement of the whole cluster: a (count, number) pair).
+#   reference (devices:throughput, measurements of the whole cluster, several separated by semicolons:
+#   a tuple of (count, number) pairs).
 Kind = Literal[
     "count",
     "duration",
@@ -78,6 +79,7 @@ class Input:
     positional: bool = False  # the CLI takes it as an argument, in the definition's order
     api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
     synonyms: tuple[tuple[str, str], ...] = ()  # other names of a choice, and the choice each one is
+    repeatable: bool = False  # the CLI takes the option several times (its values joined by "; ")
 
     @property
     def accepted(self) -> tuple[str, ...]:

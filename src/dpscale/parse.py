@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "number_reader",
     "parse_reference",
+    "parse_references",
     "parse_decimal",
     "parse_bandwidth",
     "parse_bytes",
@@ -306,6 +307,22 @@ def parse_reference(text: str, lang: Lang, *, field: str) -> tuple[int, float]:
     return parse_count(devices, lang, field=field), parse_number(throughput, lang, field=field)
 
 
+MAX_REFERENCES = 64  # measurements one field may give: as many as device counts in one prediction
+
+
+def parse_references(text: str, lang: Lang, *, field: str) -> tuple[tuple[int, float], ...]:
+    """One measurement or several, separated by semicolons: ``8:7500; 64:52000`` (``8:7 500`` in French)."""
+    parts = [part for part in text.split(";") if part.strip()] if isinstance(text, str) else []
+    if not parts or len(parts) > MAX_REFERENCES:
+        raise InvalidInput(
+            field,
+            text,
+            N_("from 1 to %(most)s measurements devices:throughput, separated by semicolons (8:7500; 64:52000)"),
+            params={"most": MAX_REFERENCES},
+        )
+    return tuple(parse_reference(part.strip(), lang, field=field) for part in parts)
+
+
 def parse_bytes(text: str, lang: Lang, *, field: str) -> float:
     """Bytes from ``25MB``, ``25 MiB``, ``1.5 GB``."""
     accepted = N_("a size with its unit, such as 25MB or 25 MiB")
@@ -448,5 +465,5 @@ _READERS: dict[str, Callable[..., Any]] = {
     "device_list": parse_device_list,
     "switch": parse_switch,
     "duration": parse_duration,
-    "reference": parse_reference,
+    "reference": parse_references,
 }

@@ -40,6 +40,7 @@ __all__ = [
     "Row",
     "batch_rows",
     "bubble_rows",
+    "calibration_line",
     "deadline_grid",
     "explanation_grid",
     "explanation_levers",
@@ -47,6 +48,7 @@ __all__ = [
     "fit_grid",
     "html_grid",
     "html_rows",
+    "memory_sentence",
     "plan_rows",
     "prediction_grid",
     "scaling_rows",
@@ -201,10 +203,11 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
         "input": _("input"),
     }
     rows = []
+    low, high = p.efficiency_interval
     for i, n in enumerate(p.devices):
         row: tuple[str, ...] = (
             format_number(int(n), lang),
-            format_percent(float(p.efficiency[i]), lang),
+            _with_interval(float(p.efficiency[i]), float(low[i]), float(high[i]), lang),
             format_number(float(p.actual_throughput[i]), lang, decimals=0),
             format_speedup(float(p.speedup[i]), lang, decimals=1),
             format_milliseconds(float(p.step_time[i]), lang),
@@ -216,6 +219,33 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
         row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, names[p.bottleneck[i]])
         rows.append(row)
     return Grid(header, tuple(rows))
+
+
+def calibration_line(p: Prediction, lang: Lang) -> str | None:
+    """What a calibration found, in a sentence: each unknown fitted, with its 90 % range (None: none was made)."""
+    found = p.assumptions.get("calibration")
+    if not found:
+        return None
+    _ = translation(lang).gettext
+    names = {
+        "jitter": _("step-time variation"),
+        "network_share": _("network share"),
+        "interference": _("interference"),
+    }
+    parts = [
+        f"{names[name]} {format_percent(v['value'], lang)} "
+        f"({format_percent(v['low'], lang)}–{format_percent(v['high'], lang)})"
+        for name, v in found["fitted"].items()
+    ]
+    head = _("Calibrated on %(n)s measurements") % {"n": format_number(len(found["measured"]), lang)}
+    return f"{head}: {', '.join(parts)}." if parts else f"{head}."
+
+
+def _with_interval(e: float, low: float, high: float, lang: Lang) -> str:
+    """E and its interval in whole percent: ``92.7% (88–95)``."""
+    return (
+        f"{format_percent(e, lang)} ({format_number(round(low * 100), lang)}–{format_number(round(high * 100), lang)})"
+    )
 
 
 def explanation_grid(e: Explanation, lang: Lang) -> Grid:

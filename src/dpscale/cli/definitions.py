@@ -35,6 +35,9 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
     if item.kind == "switch":  # --no-overlap turns off what is on by default, --x turns on what is off
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)]
+    if item.repeatable:  # --measured 8:7500 --measured 64:52000
+        annotation = Annotated[list[str] | None, typer.Option(*names, help=help_text, show_default=False)]
+        return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
     if not item.positional:
         annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
@@ -67,9 +70,29 @@ def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> di
         text = given.get(item.name)
         if item.kind == "switch":
             values[item.name] = (not item.default) if text else None
+        elif item.kind == "reference" and text is not None:
+            values[item.name] = _references(item, text if isinstance(text, list) else [text], lang)
         else:
             values[item.name] = None if text is None else read_input(item, text, lang)
     return values
+
+
+def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, float], ...] | None:
+    """Measurements as typed (``8:7500``, ``8:7500; 64:52000``) or in a records file (the command line
+    reads files; no page or API does): a value without a colon, or naming a file, is a file's path."""
+    import os
+
+    from dpscale.parse import read_input
+
+    found: list[tuple[int, float]] = []
+    for text in given:
+        if ":" not in text or os.path.isfile(text):
+            from dpscale.fit import read_points
+
+            found += [(p.devices, p.throughput) for p in read_points(text)]
+        else:
+            found += read_input(item, text, lang)
+    return tuple(found) or None
 
 
 @contextlib.contextmanager

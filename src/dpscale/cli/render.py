@@ -181,9 +181,16 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
         out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
     out.print(_("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}, end=" ")
     out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
+    out.print(
+        _("E (low–high): its %(level)s interval, from what the model cannot know.")
+        % {"level": format_percent(p.level, lang)}
+    )
     if p.reference_devices is not None:
         reference = {"n": format_number(p.reference_devices, lang)}
         out.print(_("E relative to the measurement on %(n)s devices.") % reference)
+    calibrated = report.calibration_line(p, lang)
+    if calibrated:
+        out.print(calibrated)
     if levers:
         largest = format_number(int(p.devices.max()), lang)
         lever_table = Table(

@@ -4,10 +4,15 @@
   seconds per byte β) for NCCL's ring, tree and hierarchical algorithms;
 - :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
   algorithms it knows;
-- :mod:`dpscale.predict.inputs`: the definition of predict's inputs, from which the CLI's options,
-  the page's fields and the API's parameters are made, and the rules across them;
+- :mod:`dpscale.predict.fields` and :mod:`dpscale.predict.inputs`: the definition of predict's
+  inputs, from which the CLI's options, the page's fields and the API's parameters are made, and
+  the rules across them;
 - :mod:`dpscale.predict.model`: step time on n devices (compute, exposed communication, straggler
   and input wait) and the efficiency E(n) that follows, with the levers that would raise it;
+- :mod:`dpscale.predict.uncertainty`: what the model cannot know (the step-time variation, the
+  network's achieved share), their priors, and the interval they leave around E(n);
+- :mod:`dpscale.predict.calibration`: those unknowns fitted to measured throughputs;
+- :mod:`dpscale.predict.measured`: the step-time variation from measurement records;
 - :mod:`dpscale.predict.presets`: link presets (common GPU interconnects and networks) and links
   read from a measured network profile;
 - :mod:`dpscale.predict.wording`: the levers' what-ifs in words, in the user's language.

@@ -1,10 +1,11 @@
 """The inputs of ``predict``, once: the CLI's options, the page's fields and the API's parameters.
 
-:data:`PREDICT` lists them; :func:`build` turns their values into the device counts, the
-:class:`~dpscale.predict.model.Workload` and the :class:`~dpscale.predict.model.Cluster` the model
-takes, with every rule across them: a link from a preset or a bandwidth (not both), a network
-profile filling the links it measured, the devices per node of that profile, a bandwidth inside
-a node being required. No numpy here until :func:`build` runs.
+:data:`PREDICT` lists them (each defined in :mod:`dpscale.predict.fields`); :func:`build` turns
+their values into the device counts, the :class:`~dpscale.predict.model.Workload` and the
+:class:`~dpscale.predict.model.Cluster` the model takes, with every rule across them: a link from
+a preset or a bandwidth (not both), a network profile filling the links it measured, the devices
+per node of that profile, a bandwidth inside a node being required, measurements to calibrate on
+and a variation known or assumed. No numpy here until :func:`build` runs.
 """
 
 from __future__ import annotations
@@ -12,403 +13,72 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpscale.errors import N_, MissingInput
-from dpscale.inputs import Definition, Input, Values
-from dpscale.predict.defaults import (
-    ALGORITHMS,
-    DDP_BUCKET_BYTES,
-    DEFAULT_DEVICES_PER_NODE,
-    DEFAULT_JITTER,
-    DEFAULT_LAYERS,
-    OPTIMIZERS,
-    SHARDING_SYNONYMS,
-    SHARDINGS,
-)
-from dpscale.predict.presets import Tier, presets
+from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.inputs import Definition, Values
+from dpscale.predict.defaults import DEFAULT_DEVICES_PER_NODE, DEFAULT_JITTER, DEFAULT_LAYERS
+from dpscale.predict.fields import PREDICT_INPUTS
 
 if TYPE_CHECKING:
     from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
     from dpscale.predict.traced import Traced
 
-__all__ = ["PREDICT", "Request", "build"]
-
-
-def _tier(
-    tier: Tier,
-    example: str,
-    where: str,
-    per: str,
-    bandwidth: str,
-    latency: str,
-    labels: tuple[str, str, str, str, str, str],
-) -> tuple[Input, ...]:
-    table = presets()[tier]
-    names = tuple(sorted(table, key=lambda name: table[name]["bandwidth"]))  # slowest first
-    label, empty, bandwidth_label, bandwidth_hint, latency_label, efficiency_label = labels
-    return (
-        Input(
-            tier,
-            "choice",
-            f"Preset of the {where}: {example}, ... (see presets.toml).",
-            choices=names,
-            example=(example, example),
-            group="cluster",
-            label=label,
-            choice_labels=tuple(table[name]["description"] for name in names),
-            empty_label=empty,
-        ),
-        Input(
-            f"{tier}_bandwidth",
-            "bandwidth",
-            f"Bandwidth of the {where} per {per}, instead of a preset: {bandwidth}.",
-            low=1e6,
-            high=1e15,
-            option=f"--{tier}-bw",
-            group="cluster",
-            unit="bytes/s",
-            label=bandwidth_label,
-            hint=bandwidth_hint,
-        ),
-        Input(
-            f"{tier}_latency",
-            "seconds",
-            f"Latency of the {where}: {latency} [default: the preset's].",
-            low=0,
-            high=1,
-            group="advanced",
-            unit="s",
-            label=latency_label,
-        ),
-        Input(
-            f"{tier}_efficiency",
-            "fraction",
-            f"Share of the bandwidth an all-reduce reaches on the {where}: 80% [default: the preset's].",
-            low=0.01,
-            high=1,
-            group="advanced",
-            label=efficiency_label,
-        ),
-    )
-
-
-PREDICT_INPUTS = (
-    Input(
-        "devices",
-        "device_list",
-        "Device counts: 8,16,64 or a range, 1..1024 (powers of two) or 8..64+8.",
-        required=True,
-        low=1,
-        high=10**9,
-        short="-d",
-        example=("1..256", "1..256"),
-        group="workload",
-        label=N_("Device counts"),
-        hint=N_("For example 8, 16, 64, or 1..1024 for the powers of two."),
-    ),
-    Input(
-        "per_device_throughput",
-        "number",
-        "v: one device's throughput alone, samples/s (or give --measured).",
-        low=1e-6,
-        high=1e12,
-        option="--per-device",
-        short="-v",
-        example=("938", "938"),
-        group="workload",
-        label=N_("Throughput of one device alone (samples/s)"),
-        hint=N_("Or leave it empty and give a measurement of the whole cluster below."),
-    ),
-    Input(
-        "measured",
-        "reference",
-        "The whole cluster's throughput measured on N devices, N:THROUGHPUT (8:7500), instead of --per-device: "
-        "efficiencies are then relative to N.",
-        group="workload",
-        label=N_("Or a measurement: devices:throughput of the whole cluster"),
-        hint=N_("For example 8:7500 (8 devices together ran at 7,500 samples/s); efficiencies are then relative to 8."),
-    ),
-    Input(
-        "batch",
-        "number",
-        "Per-device micro-batch, in the unit of the throughput.",
-        required=True,
-        low=1e-6,
-        high=1e6,
-        short="-b",
-        example=("256", "256"),
-        group="workload",
-        label=N_("Micro-batch per device (samples)"),
-    ),
-    Input(
-        "params",
-        "scaled_count",
-        "Parameters: 25.6M, 7B.",
-        required=True,
-        low=1,
-        high=1e15,
-        short="-p",
-        example=("25,6M", "25.6M"),
-        group="workload",
-        label=N_("Parameters"),
-        hint=N_("For example 25.6M or 7B."),
-    ),
-    Input(
-        "grad_bytes",
-        "number",
-        "Bytes per gradient value (4: fp32, 2: fp16/bf16).",
-        default=4.0,
-        low=0.125,
-        high=16,
-        example=("4", "4"),
-        group="workload",
-        label=N_("Bytes per gradient value (4 for fp32)"),
-    ),
-    Input(
-        "param_bytes",
-        "number",
-        "Bytes per weight as the all-gathers move it and a device holds it (2: bf16).",
-        default=4.0,
-        low=0.125,
-        high=16,
-        group="sharding",
-        label=N_("Bytes per weight (2 for bf16)"),
-    ),
-    Input(
-        "accumulation",
-        "count",
-        "Gradient-accumulation micro-steps.",
-        default=1,
-        low=1,
-        high=10**6,
-        short="-k",
-        example=("1", "1"),
-        group="workload",
-        label=N_("Gradient-accumulation steps"),
-    ),
-    Input(
-        "input_throughput",
-        "number",
-        "Samples/s one node's input pipeline (loading, decoding, augmenting) sustains for all its devices.",
-        low=1e-6,
-        high=1e15,
-        option="--input-rate",
-        group="workload",
-        label=N_("Input pipeline of one node (samples/s)"),
-        hint=N_(
-            "Optional: what loading and decoding sustain for all the devices of a node. "
-            "Left empty, the input is assumed to keep up."
-        ),
-    ),
-    Input(
-        "devices_per_node",
-        "count",
-        f"Devices in one node [default: {DEFAULT_DEVICES_PER_NODE}, or the network profile's].",
-        low=1,
-        high=1024,
-        short="-g",
-        example=("8", "8"),
-        group="cluster",
-        label=N_("Devices per node"),
-    ),
-    *_tier(
-        "intra",
-        "nvlink3",
-        "link inside a node",
-        "device",
-        "300GB/s",
-        "3us",
-        (
-            N_("Link inside a node"),
-            N_("custom bandwidth below"),
-            N_("Bandwidth inside a node, per device (custom)"),
-            N_("For example 300 GB/s."),
-            N_("Latency inside a node (empty: the preset's)"),
-            N_("Share of the bandwidth an all-reduce reaches inside a node (empty: the preset's)"),
-        ),
-    ),
-    *_tier(
-        "inter",
-        "ib-hdr",
-        "network between nodes",
-        "network card",
-        "100Gb/s, 12.5GB/s",
-        "10us",
-        (
-            N_("Network between nodes"),
-            N_("none, or custom bandwidth below"),
-            N_("Network bandwidth per card (custom)"),
-            N_("For example 100 Gb/s."),
-            N_("Network latency (empty: the preset's)"),
-            N_("Share of the network bandwidth an all-reduce reaches (empty: the preset's)"),
-        ),
-    ),
-    Input(
-        "nics",
-        "count",
-        "Network cards per node, with inter.",
-        default=1,
-        low=1,
-        high=64,
-        example=("4", "4"),
-        group="cluster",
-        label=N_("Network cards per node"),
-    ),
-    Input(
-        "network",
-        "path",
-        "A profile from dpscale probe: its measured links replace the presets.",
-        edges=("cli",),
-    ),
-    Input(
-        "from_trace",
-        "path",
-        "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
-        "the step-time variation and the bandwidth share reached come from them.",
-        edges=("cli",),
-    ),
-    Input(
-        "algorithm",
-        "choice",
-        "The all-reduce: auto, ring, tree or hierarchical.",
-        default="auto",
-        choices=ALGORITHMS,
-        example=("auto", "auto"),
-        group="cluster",
-        label=N_("All-reduce algorithm"),
-        choice_labels=(N_("fastest (as NCCL picks)"), "ring", "tree", N_("hierarchical")),
-    ),
-    Input(
-        "overlap",
-        "switch",
-        "Overlap the all-reduce with the backward pass (on), or run it after (off: --no-overlap).",
-        default=True,
-        option="--no-overlap",
-        example=("on", "on"),
-        group="cluster",
-        label=N_("Overlap with the backward pass"),
-        choice_labels=(N_("on (DDP)"), N_("off")),
-    ),
-    Input(
-        "bucket_bytes",
-        "bytes",
-        "DDP bucket size.",
-        default=float(DDP_BUCKET_BYTES),
-        low=1024,
-        high=1e12,
-        option="--bucket",
-        group="advanced",
-        unit="bytes",
-        default_text="25MiB",
-        label=N_("DDP bucket size (empty: 25 MiB)"),
-    ),
-    Input(
-        "jitter",
-        "variation",
-        "Step-time variation across ranks: 2% or 0.02.",
-        default=DEFAULT_JITTER,
-        default_text="2%",
-        low=0,
-        high=0.5,
-        example=("2 %", "2%"),
-        group="cluster",
-        label=N_("Step-time variation across devices"),
-    ),
-    Input(
-        "sharding",
-        "choice",
-        "Data parallelism: ddp (replicated), zero1, zero2, zero3 (FSDP full_shard) or hybrid (HSDP).",
-        default="ddp",
-        choices=SHARDINGS,
-        synonyms=SHARDING_SYNONYMS,
-        example=("ddp", "ddp"),
-        group="sharding",
-        label=N_("Strategy"),
-        choice_labels=(
-            N_("DDP: every device holds the whole model"),
-            N_("ZeRO-1: optimizer states sharded"),
-            N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
-            N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
-            N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
-        ),
-    ),
-    Input(
-        "shard_group",
-        "count",
-        "Devices that share one copy of the model states under hybrid [default: one node].",
-        low=1,
-        high=10**9,
-        group="sharding",
-        label=N_("Sharding group of hybrid (empty: one node)"),
-    ),
-    Input(
-        "optimizer",
-        "choice",
-        "Optimizer whose states each device holds: adam, adamw or sgd.",
-        default="adam",
-        choices=OPTIMIZERS,
-        example=("adam", "adam"),
-        group="sharding",
-        label=N_("Optimizer"),
-        choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
-    ),
-    Input(
-        "layers",
-        "count",
-        f"Pieces a sharded model is gathered in, one prefetched ahead (one per block) [default: {DEFAULT_LAYERS}].",
-        low=1,
-        high=10**6,
-        group="sharding",
-        label=N_("Pieces the model is gathered in (empty: 32)"),
-    ),
-    Input(
-        "activation_memory",
-        "bytes",
-        "Activation memory per device, when known: 20GiB.",
-        low=1,
-        high=1e15,
-        group="sharding",
-        unit="bytes",
-        label=N_("Activation memory per device (optional)"),
-        hint=N_("For example 20 GiB."),
-    ),
-    Input(
-        "device_memory",
-        "bytes",
-        "Memory of one device, to say which configurations fit: 80GiB.",
-        low=1,
-        high=1e15,
-        group="sharding",
-        unit="bytes",
-        label=N_("Memory of one device (optional)"),
-        hint=N_("For example 80 GiB: the table then says what fits."),
-    ),
-)
+__all__ = ["PREDICT", "PREDICT_INPUTS", "Request", "build"]
 
 
 @dataclass(frozen=True)
 class Request:
-    """A prediction asked for: the device counts, what each device runs, the cluster."""
+    """A prediction asked for: the device counts, what each device runs, the cluster.
+
+    ``measured``: throughputs of the whole cluster the model is calibrated on (``speed_known``:
+    the workload's per-device throughput is one device's, measured alone; else the compute speed
+    is calibrated too). ``jitter_known``: the cluster's cv was given, not assumed.
+    """
 
     devices: tuple[int, ...]
     workload: Workload
     cluster: Cluster
     reference: Reference | None = None
     traced: Traced | None = None  # what a run's profiler traces set in place of the assumptions
+    measured: tuple[Reference, ...] = ()
+    speed_known: bool = True
+    jitter_known: bool = False
 
     def predict(self) -> Prediction:
         from dataclasses import replace
 
-        from dpscale.predict import model
+        from dpscale.predict import calibration, model
 
-        found = model.predict(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        if self.measured:
+            found = calibration.predict_calibrated(
+                list(self.devices),
+                self.workload,
+                self.cluster,
+                self.measured,
+                speed_known=self.speed_known,
+                jitter_known=self.jitter_known,
+            )
+        else:
+            found = model.predict(
+                list(self.devices),
+                self.workload,
+                self.cluster,
+                reference=self.reference,
+                jitter_known=self.jitter_known,
+            )
         if self.traced is None:
             return found
         return replace(found, assumptions={**found.assumptions, "from_trace": self.traced.to_dict()})
 
     def levers(self) -> list[Lever]:
-        from dpscale.predict import model
+        from dpscale.predict import calibration, model, uncertainty
 
-        return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        if not self.measured:
+            return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
+        fit = calibration.calibrate(
+            self.measured, self.workload, self.cluster, speed_known=self.speed_known, jitter_known=self.jitter_known
+        )
+        cluster = uncertainty.apply(self.cluster, fit.values)
+        return model.levers(list(self.devices), self.workload, cluster, reference=fit.reference)
 
 
 def build(values: Values) -> Request:
@@ -430,16 +100,26 @@ def build(values: Values) -> Request:
         raise MissingInput(
             "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
         )
-    reference = None if v["measured"] is None else model.Reference(*v["measured"])
-    calibrate = reference if v["per_device_throughput"] is None else None  # both given: one device's (issue 17)
+    measured = tuple(model.Reference(*pair) for pair in v["measured"] or ())
     speed = v["per_device_throughput"]
     if speed is None:
-        if reference is not None:
-            speed = reference.throughput / reference.devices  # calibrated by the model on the measurement
+        if measured:
+            first = min(measured, key=lambda m: m.devices)
+            speed = first.throughput / first.devices  # calibrated by the model on the measurements
         elif v["from_trace"] is not None:
             speed = 1.0  # what the traces measure replaces it below
         else:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
+    # A cv other than the default is the user's measurement: kept, not fitted. The default itself is
+    # an assumption, and every edge (the API and the page fill it in) gives it alike.
+    jitter = v["jitter"]
+    jitter_known = jitter != DEFAULT_JITTER
+    if v["jitter_from"] is not None:
+        if values.get("jitter") is not None and jitter_known:
+            raise InvalidInput("jitter_from", v["jitter_from"], N_("either a step-time variation or records, not both"))
+        from dpscale.predict.measured import jitter_from
+
+        jitter, jitter_known = jitter_from(v["jitter_from"]), True
     workload = model.Workload(
         speed,
         v["batch"],
@@ -459,22 +139,30 @@ def build(values: Values) -> Request:
         v["algorithm"],
         v["overlap"],
         v["bucket_bytes"],
-        v["jitter"],
+        jitter,
         sharding=v["sharding"],
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
     )
     traced = None
+    speed_known = v["per_device_throughput"] is not None
     if v["from_trace"] is not None:
         from dpscale.explain import explain
         from dpscale.predict.traced import calibrated
 
-        given = {
-            "speed_given": v["per_device_throughput"] is not None,
-            "jitter_given": values.get("jitter") is not None,
-        }
+        given = {"speed_given": speed_known or bool(measured), "jitter_given": jitter_known}
         workload, cluster, traced = calibrated(explain(v["from_trace"]).calibration, workload, cluster, **given)
-    return Request(tuple(v["devices"]), workload, cluster, calibrate, traced)
+        speed_known = speed_known or traced.per_device_throughput is not None
+        jitter_known = True  # measured by the traces, or given
+    return Request(
+        tuple(v["devices"]),
+        workload,
+        cluster,
+        traced=traced,
+        measured=measured,
+        speed_known=speed_known,
+        jitter_known=jitter_known,
+    )
 
 
 PREDICT = Definition(

@@ -5,7 +5,9 @@ Plain validated descriptions, no arithmetic: :mod:`dpscale.predict.model` prices
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
@@ -22,7 +24,10 @@ from dpscale.predict.defaults import (
     Sharding,
 )
 
-__all__ = ["Cluster", "Workload"]
+if TYPE_CHECKING:
+    from dpscale.predict.model import Reference
+
+__all__ = ["Cluster", "Workload", "assumptions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,7 @@ class Cluster:
     sharding: Sharding = "ddp"
     shard_group: int | None = None  # hybrid: devices sharing one copy of the model states [one node]
     device_memory: float | None = None  # bytes one device holds, when known: what fits is said
+    interference: float = 0.0  # share of the overlapped communication's time the compute still loses
 
     def __post_init__(self) -> None:
         _validate.whole("devices_per_node", self.devices_per_node)
@@ -109,5 +115,47 @@ class Cluster:
                 "algorithm", self.algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)}
             )
         _validate.positive("bucket", self.bucket_bytes)
+        if not (0 <= self.interference < 1):
+            raise InvalidInput("interference", self.interference, "a share from 0 to below 1 (0.3 is 30 %%)")
         if not (0 <= self.jitter < 1):
             raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")
+
+
+def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
+    """What a prediction assumed, as its JSON states it."""
+    from dpscale.predict.sharding import BACKWARD_SHARE  # numpy: loaded when a prediction is made
+
+    gradient = w.gradient_bytes
+    return {
+        "sharding": c.sharding,
+        "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
+        "gradient_bytes": gradient,
+        "param_bytes": w.param_bytes,
+        "optimizer": w.optimizer,
+        "layers": w.layers,
+        "buckets": max(1, math.ceil(gradient / c.bucket_bytes)),
+        "bucket_bytes": c.bucket_bytes,
+        "backward_share": BACKWARD_SHARE,
+        "algorithm": c.algorithm,
+        "overlap": c.overlap,
+        "jitter": c.jitter,
+        "interference": c.interference,
+        "devices_per_node": c.devices_per_node,
+        "device_memory": c.device_memory,
+        "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},
+        "inter": None
+        if c.inter is None
+        else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
+        "input_throughput": w.input_throughput,
+        "reference": None
+        if reference is None
+        else {
+            "devices": reference.devices,
+            "throughput": reference.throughput,
+            "compute_speed": w.per_device_throughput,
+        },
+        "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
+        + "host contention, "
+        + ("compute slowed by concurrent NCCL kernels (interference 0), " if not c.interference else "")
+        + "power and clock limits when every device of a node runs",
+    }

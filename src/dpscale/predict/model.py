@@ -9,7 +9,10 @@ One optimizer step on each device:
     T_exposed  = end of the last bucket's all-reduce − T_bwd
                  buckets become ready evenly through the backward pass and are all-reduced one
                  after another on one stream; the last bucket cannot overlap. Without overlap,
-                 T_exposed = T_comm.
+                 T_exposed = T_comm. What overlaps still costs a share ρ of itself
+                 (``interference``, 0 unless calibrated): NCCL's kernels take streaming
+                 multiprocessors and memory bandwidth from the compute they run beside, so
+                 T_exposed += ρ·(T_comm − T_exposed).
     T_wait     = T_c · cv · √(2 ln n)           waiting for the slowest of n ranks whose step times
                                                vary with coefficient of variation cv (the expected
                                                maximum of n normal draws, to first order)
@@ -46,11 +49,13 @@ import numpy.typing as npt
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
 from dpscale.predict import sharding as sharded
+from dpscale.predict import uncertainty
 from dpscale.predict.collectives import Link, candidates
 from dpscale.predict.defaults import Sharding
-from dpscale.predict.job import Cluster, Workload
+from dpscale.predict.job import Cluster, Workload, assumptions
 from dpscale.predict.prediction import Memory, Prediction
 from dpscale.predict.sharding import BACKWARD_SHARE
+from dpscale.predict.uncertainty import LEVEL
 
 __all__ = [
     "Cluster",
@@ -59,10 +64,12 @@ __all__ = [
     "Prediction",
     "Reference",
     "Workload",
+    "evaluator",
     "input_wait",
     "levers",
     "predict",
     "step_terms",
+    "with_interval",
 ]
 
 Array = npt.NDArray[Any]
@@ -151,6 +158,8 @@ def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
             micro = w.batch / w.per_device_throughput
             sizes = (w.params, w.grad_bytes, w.param_bytes, w.accumulation, w.layers)
             communication, exposed = sharded.sharded_terms(n, micro, *sizes, c)
+        if c.interference:
+            exposed = exposed + c.interference * np.maximum(np.subtract(communication, exposed), 0.0)
         fed = (
             0.0
             if w.input_throughput is None
@@ -165,35 +174,52 @@ def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
 def _calibrated(reference: Reference, workload: Workload, cluster: Cluster) -> Workload:
     """The workload whose one-device speed makes the model's step time at N give the measured A_N back.
 
-    The step time grows with the compute time, so a bisection on it (in log space) finds it.
+    The step time grows with the compute time, so the root of log T_step(speed) − log T_step(N)
+    over log speed is found by Brent's method (SciPy), within 1e-12 of it.
     """
+    from scipy.optimize import brentq
+
     n = np.asarray([float(reference.devices)])
     target = workload.batch * workload.accumulation * reference.devices / reference.throughput  # T_step(N)
 
-    def step(speed: float) -> float:
+    def gap(log_speed: float) -> float:
+        speed = math.exp(log_speed)
         with np.errstate(all="ignore"):
             terms = _terms(n, replace(workload, per_device_throughput=speed, input_throughput=None), cluster)
-        return float(terms[0][0] + terms[2][0] + terms[3][0])
+        step = float(terms[0][0] + terms[2][0] + terms[3][0])
+        return math.log(step / target) if step > 0 and math.isfinite(step) else math.inf
 
     measured = reference.throughput / reference.devices
-    low, high = measured, measured * 1e12  # the compute alone is at least as fast as the measured step
-    if step(high) > target:
+    # the compute alone is at least as fast as the measured step, and at most 10¹² times, within floating point
+    low = math.log(measured)
+    high = min(low + 12 * math.log(10), math.log(np.finfo(float).max) - 1)
+    if gap(high) > 0:
         raise InvalidInput(
             "measured",
             f"{reference.devices}:{reference.throughput:g}",
             N_("a throughput the interconnect allows at that size: its communication alone takes longer"),
         )
-    for _ in range(100):
-        middle = math.sqrt(low * high)
-        low, high = (middle, high) if step(middle) > target else (low, middle)
-    return replace(workload, per_device_throughput=high)
+    if gap(low) <= 0:  # nothing but compute at that size
+        return replace(workload, per_device_throughput=math.exp(low))
+    root = brentq(gap, low, high, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=200)
+    return replace(workload, per_device_throughput=math.exp(root))
 
 
-def predict(devices: Any, workload: Workload, cluster: Cluster, *, reference: Reference | None = None) -> Prediction:
+def predict(
+    devices: Any,
+    workload: Workload,
+    cluster: Cluster,
+    *,
+    reference: Reference | None = None,
+    level: float = LEVEL,
+    jitter_known: bool = False,
+) -> Prediction:
     """Predict E(n), A(n), the step-time terms and the memory per device for each device count in ``devices``.
 
     With a ``reference`` measurement, one device's compute speed is calibrated on it and E(n) is
-    relative to its size.
+    relative to its size. The interval at ``level`` spans what the unknowns' priors allow
+    (:mod:`dpscale.predict.uncertainty`) around the prediction as given, cv's only unless
+    ``jitter_known``; measurements narrow it (:mod:`dpscale.predict.calibration`).
 
     >>> from dpscale.predict.collectives import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
@@ -201,6 +227,32 @@ def predict(devices: Any, workload: Workload, cluster: Cluster, *, reference: Re
     [1.0, 0.96]
     """
     n = _devices(devices)
+    point = _point(n, workload, cluster, reference)
+    names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
+    centre, covariance = uncertainty.prior_centre(names)
+    _, low, high = uncertainty.band(evaluator(n, workload, cluster, reference), names, centre, covariance, level)
+    # the prediction as given need not sit at the priors' medians: the interval holds it too
+    return with_interval(point, np.minimum(low, point.efficiency), np.maximum(high, point.efficiency), level)
+
+
+def evaluator(n: Array, workload: Workload, cluster: Cluster, reference: Reference | None) -> Any:
+    """E(n) for values of the unknowns (cv, network share), recalibrated on ``reference`` for each."""
+
+    def evaluate(values: Any) -> Array:
+        c = uncertainty.apply(cluster, values)
+        return _point(n, workload, c, reference).efficiency
+
+    return evaluate
+
+
+def with_interval(p: Prediction, low: Array, high: Array, level: float) -> Prediction:
+    """``p`` with its efficiency interval, each bound kept within (0, E] and [E, ∞)."""
+    low = np.clip(np.minimum(low, p.efficiency), np.finfo(float).tiny, None)
+    return replace(p, efficiency_low=low, efficiency_high=np.maximum(high, p.efficiency), level=level)
+
+
+def _point(n: Array, workload: Workload, cluster: Cluster, reference: Reference | None) -> Prediction:
+    """The prediction at the values given: no interval."""
     c = cluster
     w = workload if reference is None else _calibrated(reference, workload, cluster)
     compute, communication, exposed, wait, fed = _terms(n, w, c)
@@ -227,45 +279,10 @@ def predict(devices: Any, workload: Workload, cluster: Cluster, *, reference: Re
         c,
         sharded.memory(n, w, c),
         np.broadcast_to(sharded.communication_volume(n, w, c), n.shape).astype(np.float64),
-        _assumptions(w, c, reference),
+        assumptions(w, c, reference),
         None if reference is None else reference.devices,
         reference_step,
     )
-
-
-def _assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
-    gradient = w.gradient_bytes
-    return {
-        "sharding": c.sharding,
-        "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
-        "gradient_bytes": gradient,
-        "param_bytes": w.param_bytes,
-        "optimizer": w.optimizer,
-        "layers": w.layers,
-        "buckets": max(1, math.ceil(gradient / c.bucket_bytes)),
-        "bucket_bytes": c.bucket_bytes,
-        "backward_share": BACKWARD_SHARE,
-        "algorithm": c.algorithm,
-        "overlap": c.overlap,
-        "jitter": c.jitter,
-        "devices_per_node": c.devices_per_node,
-        "device_memory": c.device_memory,
-        "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},
-        "inter": None
-        if c.inter is None
-        else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
-        "input_throughput": w.input_throughput,
-        "reference": None
-        if reference is None
-        else {
-            "devices": reference.devices,
-            "throughput": reference.throughput,
-            "compute_speed": w.per_device_throughput,
-        },
-        "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
-        + "host contention, compute slowed by concurrent NCCL kernels, "
-        "power and clock limits when every device of a node runs",
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +316,7 @@ def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Ref
         workload = _calibrated(reference, workload, cluster)
 
     def outcome(w: Workload, c: Cluster) -> tuple[float, bool | None]:
-        p = predict([n], w, c)
+        p = _point(np.asarray([n]), w, c, None)
         fits = None if p.fits is None else bool(p.fits[0])
         if reference is None:
             return float(p.efficiency[0]), fits

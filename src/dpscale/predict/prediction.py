@@ -56,6 +56,8 @@ class Prediction(ShowsAsTable):
     ``reference_step`` is the step time efficiencies are relative to: one device's (the compute
     alone) unless the per-device throughput came from a measurement on ``reference_devices``
     devices, in which case it is the step time at that size (E = 1 there, as LLM reports state it).
+    ``efficiency_low`` and ``efficiency_high`` bound E(n) at ``level`` (0.9: 90 %), from what the
+    model cannot know (:mod:`dpscale.predict.uncertainty`).
     """
 
     devices: Array
@@ -71,6 +73,9 @@ class Prediction(ShowsAsTable):
     assumptions: dict[str, Any] = field(default_factory=dict)
     reference_devices: int | None = None
     reference_step: float | None = None
+    efficiency_low: Array | None = None  # the interval at ``level`` (None: not worked out)
+    efficiency_high: Array | None = None
+    level: float = 0.9
 
     @property
     def step_time(self) -> Array:
@@ -92,6 +97,20 @@ class Prediction(ShowsAsTable):
     @property
     def actual_throughput(self) -> Array:
         return np.asarray(self.devices * self.per_device_throughput * self.efficiency)
+
+    @property
+    def efficiency_interval(self) -> tuple[Array, Array]:
+        """E(n)'s interval at ``level``: (low, high), each an array (E itself where none was worked out)."""
+        if self.efficiency_low is None or self.efficiency_high is None:
+            return self.efficiency, self.efficiency
+        return np.asarray(self.efficiency_low), np.asarray(self.efficiency_high)
+
+    @property
+    def actual_throughput_interval(self) -> tuple[Array, Array]:
+        """A(n)'s interval: n·v times E's."""
+        low, high = self.efficiency_interval
+        scale = self.devices * self.per_device_throughput
+        return np.asarray(scale * low), np.asarray(scale * high)
 
     @property
     def speedup(self) -> Array:
@@ -116,6 +135,8 @@ class Prediction(ShowsAsTable):
 
     def to_dict(self) -> dict[str, Any]:
         fits = self.fits
+        e_bounds = self.efficiency_interval
+        scale = self.devices * self.per_device_throughput
         columns = zip(
             self.devices.tolist(),
             self.efficiency.tolist(),
@@ -129,13 +150,17 @@ class Prediction(ShowsAsTable):
             self.straggler_wait.tolist(),
             self.input_wait.tolist(),
             self.communication_volume.tolist(),
+            *(bound.tolist() for bound in e_bounds),
+            *((scale * bound).tolist() for bound in e_bounds),
             strict=True,
         )  # each column computed once: a row per device count, linear in their number
         rows = [
             {
                 "devices": n,
                 "efficiency": e,
+                "efficiency_interval": [e_low, e_high],
                 "actual_throughput": a,
+                "actual_throughput_interval": [a_low, a_high],
                 "speedup": s,
                 "bottleneck": b,
                 "step_time": {
@@ -150,6 +175,23 @@ class Prediction(ShowsAsTable):
                 "communication_volume": volume,
                 "fits": None if fits is None else bool(fits[i]),
             }
-            for i, (n, e, a, s, b, total, compute, comm, exposed, straggler, wait, volume) in enumerate(columns)
+            for i, (
+                n,
+                e,
+                a,
+                s,
+                b,
+                total,
+                compute,
+                comm,
+                exposed,
+                straggler,
+                wait,
+                volume,
+                e_low,
+                e_high,
+                a_low,
+                a_high,
+            ) in enumerate(columns)
         ]
-        return {"predictions": rows, "assumptions": self.assumptions}
+        return {"predictions": rows, "assumptions": {**self.assumptions, "interval_level": self.level}}

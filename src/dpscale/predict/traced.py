@@ -44,7 +44,9 @@ def calibrated(
     measured: Calibration, workload: Workload, cluster: Cluster, *, speed_given: bool, jitter_given: bool
 ) -> tuple[Workload, Cluster, Traced]:
     """``workload`` and ``cluster`` with what the traces measured in place of the assumptions not given."""
-    from dpscale.predict.model import predict
+    import numpy as np
+
+    from dpscale.predict.model import _terms  # the point terms alone: no interval to bisect on
 
     if measured.single_device_step <= 0:
         raise InvalidInput("from_trace", measured.devices, N_("traces in which the ranks compute"))
@@ -63,8 +65,10 @@ def calibrated(
             fitted = replace(link, efficiency=share)
             return replace(cluster, inter=fitted) if across else replace(cluster, intra=fitted)
 
+        size = np.array([measured.devices])
+
         def communication(share: float) -> float:
-            return float(predict([measured.devices], workload, with_share(share)).communication_time[0])
+            return float(_terms(size, workload, with_share(share))[1][0])
 
         # T_comm falls as the share rises: bisect for the share that gives the measured time
         low, high = LOWEST_SHARE, 1.0

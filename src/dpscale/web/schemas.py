@@ -127,7 +127,13 @@ class MemoryOut(BaseModel):
 class PredictionRowOut(BaseModel):
     devices: int
     efficiency: float
+    efficiency_interval: list[float] = Field(
+        min_length=2, max_length=2, description="low and high bounds of E at the interval level (90 % by default)"
+    )
     actual_throughput: float
+    actual_throughput_interval: list[float] = Field(
+        min_length=2, max_length=2, description="low and high bounds of A at the interval level"
+    )
     speedup: float
     bottleneck: str
     step_time: StepTimeOut
