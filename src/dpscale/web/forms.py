@@ -111,6 +111,7 @@ class Calculator:
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
     definition: Definition | None = None  # the core's definition the fields were made from
     posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
+    costly: bool = True  # computes enough to be run off the event loop (False: a few multiplications)
 
     @property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -331,6 +332,7 @@ CALCULATORS: dict[str, Calculator] = {
             "unit": Field(_text, "échantillons/s", "samples/s", required=False),
         },
         _scaling,
+        costly=False,
     ),
     "batch": Calculator(
         "batch",
@@ -338,6 +340,7 @@ CALCULATORS: dict[str, Calculator] = {
         fields_of(BATCH),
         BATCH.build,
         definition=BATCH,
+        costly=False,
     ),
     "pipeline": Calculator(
         "pipeline",
