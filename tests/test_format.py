@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable
 
 import pytest
@@ -143,3 +144,23 @@ def test_r2_keeps_the_digits_that_tell_fits_apart(r2: float, text: str) -> None:
     from dpscale.format import format_r2
 
     assert format_r2(r2, "en") == text
+
+
+@given(
+    st.one_of(
+        st.floats(min_value=-1e24, max_value=1e24, allow_nan=False).filter(lambda x: x == 0 or abs(x) >= 1e-9),
+        st.integers(min_value=-(10**20), max_value=10**20),
+    ),
+    st.sampled_from(["fr", "en"]),
+    st.integers(min_value=0, max_value=6),
+)
+def test_numbers_are_written_as_babel_writes_them(x: float, lang: Lang, decimals: int) -> None:
+    # format_number writes the usual numbers itself, for speed: exactly what Babel's pattern gives.
+    from babel.numbers import format_decimal
+
+    from dpscale.format import _locale, _pattern
+
+    with decimal.localcontext() as context:
+        context.prec = 400
+        expected = format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
+    assert format_number(x, lang, decimals=decimals) == expected

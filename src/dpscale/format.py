@@ -92,7 +92,34 @@ def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = 
         return format_decimal(x, locale=lang, decimal_quantization=False, group_separator=True)
     if (abs(x) >= _HUGE or 0 < abs(x) < _TINY) and math.isfinite(x):
         return format_scientific(x, format="0.###E0", locale=_locale(lang))
+    if type(x) in (int, float) and math.isfinite(x):
+        return _grouped(x, lang, decimals)
     return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
+
+
+@functools.cache
+def _symbols(lang: Lang) -> tuple[str, str, str]:
+    symbols = _locale(lang).number_symbols["latn"]
+    return symbols["group"], symbols["decimal"], symbols["minusSign"]
+
+
+def _grouped(x: float, lang: Lang, decimals: int) -> str:
+    """What Babel writes for the pattern ``#,##0.###`` of :func:`_pattern_text`, without its per-call
+    pattern machinery (a page writes dozens of numbers): the same decimal, rounded half to even."""
+    places = decimals
+    if x and abs(x) < 1:  # small numbers keep four significant digits, as _pattern_text says
+        places = max(decimals, min(15, 3 - math.floor(math.log10(abs(x)))))
+    exact = decimal.Decimal(repr(x)) if isinstance(x, float) else decimal.Decimal(x)
+    rounded = exact.quantize(_STEPS[places], rounding=decimal.ROUND_HALF_EVEN)
+    text = format(abs(rounded), ",f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    group, point, minus = _symbols(lang)
+    text = text.replace(",", "\x00").replace(".", point).replace("\x00", group)
+    return minus + text if rounded.is_signed() else text
+
+
+_STEPS = [decimal.Decimal(1).scaleb(-places) for places in range(16)]
 
 
 def format_estimate(value: float, error: float | None, lang: Lang) -> str:

@@ -19,6 +19,7 @@ from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbo
 from babel.numbers import parse_decimal as _babel_parse_decimal
 
 from dpscale import _validate
+from dpscale._french import FRENCH_UNITS, thousands_reading
 from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang
 
@@ -78,36 +79,6 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     if not number.is_finite():
         raise InvalidInput(field, text, accepted)
     return number
-
-
-# A comma then exactly three digits (2,500; 1 000,250 Go/s): French reads a decimal comma, where
-# English habit meant thousands.
-_COMMA_THREE = re.compile(r"(?<![\d,.])(\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})*|\d+),(\d{3})(?![\d,.])")
-
-
-def thousands_reading(text: str, lang: Lang) -> tuple[str, str] | None:
-    """On a French page, ``text`` with a comma followed by exactly three digits: how it was read, and
-    the other reading (``2,500`` → ``("2,5", "2 500")``); None where no such comma is.
-
-    The value is read as French writes it; the page shows both so that a thousandfold slip is seen.
-    """
-    if lang != "fr" or not isinstance(text, str) or len(text) > 100:
-        return None
-    found = _COMMA_THREE.search(text)
-    if found is None or not found.group(1).strip("0"):  # 0,250: no one writes 250 that way
-        return None
-    whole = re.sub(r"\D", "", found.group(1))
-    decimal = _plain(Decimal(f"{whole}.{found.group(2)}")).replace(".", ",")
-    read = _group_thousands(whole) + decimal[len(whole) :] if decimal.startswith(whole) else decimal
-    other = _group_thousands(whole + found.group(2))
-    start, end = found.span()
-    return text[:start] + read + text[end:], text[:start] + other + text[end:]
-
-
-def _group_thousands(digits: str) -> str:
-    digits = digits.lstrip("0") or "0"
-    groups = [digits[max(0, i - 3) : i] for i in range(len(digits), 0, -3)][::-1]
-    return "\u202f".join(groups)
 
 
 def number_reader(lang: Lang) -> Callable[[str], float]:
@@ -175,34 +146,6 @@ def _plain(number: Decimal) -> str:
 # --- quantities with units (durations; bandwidths and sizes for predict), read with pint ---
 
 _NUMBER_THEN_UNIT = re.compile(r"^\s*([-+]?[\d\s\u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
-# French words and symbols pint does not know, mapped to the names it does.
-_FRENCH_UNITS = {
-    "j": "day",
-    "jour": "day",
-    "jours": "day",
-    "semaine": "week",
-    "semaines": "week",
-    "an": "year",
-    "ans": "year",
-    "année": "year",
-    "années": "year",
-    "mois": "month",
-    "heure": "hour",
-    "heures": "hour",
-    "seconde": "second",
-    "secondes": "second",
-    "µs": "microsecond",
-    "μs": "microsecond",
-    "Go/s": "GB/s",
-    "Mo/s": "MB/s",
-    "To/s": "TB/s",
-    "Go": "GB",
-    "Mo": "MB",
-    "Ko": "kB",
-    "Gio": "GiB",
-    "Mio": "MiB",
-    "Kio": "KiB",
-}
 
 
 @functools.cache
@@ -228,7 +171,7 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
     number = float(parse_decimal(match.group(1), lang, field=field))
     name = match.group(2)
     if lang == "fr":
-        name = _FRENCH_UNITS.get(name, _FRENCH_UNITS.get(name.lower(), name))
+        name = FRENCH_UNITS.get(name, FRENCH_UNITS.get(name.lower(), name))
     registry = _registry()
     try:
         quantity = registry.Quantity(number, registry.parse_units(name))

@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 
 from dpscale.web.api import router as api_router
 from dpscale.web.app import create_app
+from dpscale.web.forms import CALCULATORS
 from dpscale.web.pages import page_router
 from dpscale.web.security import CSP, MAX_BODY, MAX_SIZES
 
@@ -211,7 +212,12 @@ def test_the_routes_that_compute_run_off_the_event_loop() -> None:
     pages = [r for r in routes if getattr(r, "name", "") in ("scaling", "batch", "pipeline", "plan", "predict", "fit")]
     assert len(heavy) >= 10
     assert len(pages) == 6
+    cheap = {calc.path for calc in CALCULATORS.values() if not calc.costly}  # a few multiplications
+    assert cheap == {"/", "/batch"}
+    cheap |= {f"/fragment/{calc.name}" for calc in CALCULATORS.values() if not calc.costly}
     for route in heavy + pages:
+        if route.path in cheap and "GET" in route.methods:  # type: ignore[attr-defined]
+            continue
         assert not asyncio.iscoroutinefunction(route.endpoint), route.path  # type: ignore[attr-defined]
 
 

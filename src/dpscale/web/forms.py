@@ -92,6 +92,7 @@ class Calculator:
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # core's field name -> the form's
     definition: Definition | None = None  # the core's definition the fields were made from
     posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
+    costly: bool = True  # computes enough to be run off the event loop (False: a few multiplications)
 
     @property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -297,6 +298,7 @@ CALCULATORS: dict[str, Calculator] = {
         fields_of(scaling.SCALING),
         _scaling,
         definition=scaling.SCALING,
+        costly=False,
     ),
     "batch": Calculator(
         "batch",
@@ -304,6 +306,7 @@ CALCULATORS: dict[str, Calculator] = {
         fields_of(BATCH),
         BATCH.build,
         definition=BATCH,
+        costly=False,
     ),
     "pipeline": Calculator(
         "pipeline",

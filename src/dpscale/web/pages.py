@@ -232,8 +232,18 @@ def page_router() -> APIRouter:
         def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
             return render(calc, "fragment.html", request, lang, posted)
 
-        router.add_api_route(calc.path, page, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
-        router.add_api_route(f"/fragment/{calc.name}", fragment, response_class=HTMLResponse)
+        # A few multiplications (the scaling, the batch): answered on the event loop, as the API's
+        # scaling is, without a thread hop that costs more than the page (and waits on the GIL).
+        async def page_here(request: Request, lang: str | None = None) -> HTMLResponse:
+            return page(request, lang)
+
+        async def fragment_here(request: Request, lang: str | None = None) -> HTMLResponse:
+            return fragment(request, lang)
+
+        page_get = page if calc.costly else page_here
+        fragment_get = fragment if calc.costly else fragment_here
+        router.add_api_route(calc.path, page_get, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
+        router.add_api_route(f"/fragment/{calc.name}", fragment_get, response_class=HTMLResponse)
         router.add_api_route(calc.path, page_post, methods=["POST"], response_class=HTMLResponse)
         router.add_api_route(f"/fragment/{calc.name}", fragment_post, methods=["POST"], response_class=HTMLResponse)
 
