@@ -225,3 +225,15 @@ def test_a_hybrid_group_too_small_for_the_model_answers_at_once() -> None:
     huge = Workload(1.0, 1.0, 70e9, param_bytes=2.0)
     assert fewest_devices(huge, Cluster(Link(1e9), 8, sharding="hybrid", device_memory=80 * GiB)) is None
     assert fewest_devices(huge, Cluster(Link(1e9), 8, sharding="zero3", device_memory=80 * GiB)) == 19
+
+
+def test_a_measurement_without_its_colon_names_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpscale.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["predict", "-d", "8,64", "--measured", "8", "-b", "4", "-p", "8B", "--intra", "nvlink4", "--lang", "en"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "error: measured: got '8'; expected devices:throughput (8:7500), or an existing file of measurements\n"
+    )

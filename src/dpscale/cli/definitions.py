@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from dpscale.cli.options import JsonOption, LangOption, one_of
-from dpscale.errors import InvalidInput
+from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
 
@@ -86,7 +86,11 @@ def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, f
 
     found: list[tuple[int, float]] = []
     for text in given:
-        if ":" not in text or os.path.isfile(text):
+        if ":" not in text and not os.path.isfile(text):
+            raise InvalidInput(
+                item.cli_name, text, N_("devices:throughput (8:7500), or an existing file of measurements")
+            )
+        if os.path.isfile(text):
             from dpscale.fit import read_points
 
             found += [(p.devices, p.throughput) for p in read_points(text)]
