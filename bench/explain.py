@@ -38,7 +38,7 @@ def _peak(what: str, path: Path) -> int:
 
 
 def bench_explain() -> bool:
-    from bench.run import interleaved, report
+    from bench.timing import interleaved, report
     from dpscale.explain import explain
 
     with tempfile.TemporaryDirectory() as tmp:

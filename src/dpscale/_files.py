@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, TextIO
 
 from dpscale.errors import N_, InvalidInput
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 __all__ = [
     "MAX_FILE_BYTES",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpscale.i18n import Message, lang_code, translation
+from dpscale.i18n import lang_code, translation
+from dpscale.messages import Message
 
 __all__ = [
     "N_",
@@ -41,7 +42,7 @@ class DpscaleError(Exception):
 class InvalidInput(DpscaleError, ValueError):
     """A value that dpscale cannot use.
 
-    ``field`` is the name of the input (as the user knows it; a :class:`~dpscale.i18n.Message`
+    ``field`` is the name of the input (as the user knows it; a :class:`~dpscale.messages.Message`
     where it is a place in words, such as a file's line), ``value`` what was given and
     ``accepted`` a short description of what would have been accepted. ``accepted`` and ``hint``
     are catalog messages, %-templates filled with ``params`` (a literal % is written %%): the

@@ -5,11 +5,10 @@ from __future__ import annotations
 import functools
 import gettext
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-__all__ = ["LANGUAGES", "Lang", "Message", "language_from_env", "language_name", "lang_code", "translation"]
+__all__ = ["LANGUAGES", "Lang", "language_from_env", "language_name", "lang_code", "translation"]
 
 Lang = Literal["fr", "en"]
 LANGUAGES: tuple[Lang, ...] = ("fr", "en")
@@ -47,38 +46,3 @@ def translation(lang: Lang) -> gettext.NullTranslations:
     if lang == "en":  # the messages are written in English: nothing to look up
         return gettext.NullTranslations()
     return gettext.translation(DOMAIN, localedir=LOCALE_DIR, languages=[lang], fallback=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A catalog message and the values it holds, for text the core writes and the edges show.
-
-    ``template`` is a %-template (a literal % written %%) that Babel extracts from the call;
-    ``str()`` gives it in English, :meth:`localized` in the user's language.
-    """
-
-    template: str
-    params: tuple[tuple[str, Any], ...] = ()
-
-    @classmethod
-    def of(cls, template: str, **params: Any) -> Message:
-        return cls(template, tuple(params.items()))
-
-    def __str__(self) -> str:
-        return self.template % {k: _shown(v, "en") for k, v in self.params}
-
-    def localized(self, lang: Lang) -> str:
-        """The message in ``lang``; a message among the values is localized too, a number written as ``lang`` does."""
-        values = {k: _shown(v, lang) for k, v in self.params}
-        return translation(lang).gettext(self.template) % values
-
-
-def _shown(value: Any, lang: Lang) -> Any:
-    """A value as a message shows it: a message in ``lang``, a float as ``lang`` writes it (9.4e+08: 943,718,400)."""
-    if isinstance(value, Message):
-        return value.localized(lang)
-    if isinstance(value, float):  # ints (counts, limits, line numbers) stay as written
-        from dpscale.format import format_number  # Babel, only where a message holds a number
-
-        return format_number(value, lang)
-    return value

@@ -29,7 +29,7 @@ from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import difference, lengths_in
 from dpscale.explain.reading import NO_STEPS, RankTimeline
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 __all__ = ["Calibration", "Explanation", "Lever", "RankBreakdown", "Spread", "explain_timelines"]
 

@@ -31,7 +31,7 @@ from dpscale import _files
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import Interval, Timeline, union
 from dpscale.explain.stream import Malformed, events
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 __all__ = ["NO_STEPS", "TRACE", "RankTimeline", "read_trace", "trace_files"]
 

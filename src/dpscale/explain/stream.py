@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 __all__ = ["CHUNK", "MAX_VALUE", "Malformed", "events"]
 

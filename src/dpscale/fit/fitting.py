@@ -18,7 +18,7 @@ from dpscale._validate import MAX_DEVICES
 from dpscale.errors import N_, InvalidInput
 from dpscale.fit.laws import MODELS, Law, numerics
 from dpscale.fit.results import Fit, ModelFit, Point, fitted_throughput
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 if TYPE_CHECKING:
     import numpy as np

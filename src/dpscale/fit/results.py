@@ -15,7 +15,7 @@ from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.fit.laws import MODELS, numerics
-from dpscale.i18n import Message
+from dpscale.messages import Message
 from dpscale.records import finite_or_none
 
 __all__ = [

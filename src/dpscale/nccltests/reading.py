@@ -26,7 +26,7 @@ from typing import Any
 
 from dpscale import _files
 from dpscale.errors import N_, InvalidInput
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 __all__ = ["COLLECTIVES", "Log", "Row", "read_log"]
 

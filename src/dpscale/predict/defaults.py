@@ -9,6 +9,7 @@ from typing import Literal, get_args
 
 __all__ = [
     "ALGORITHMS",
+    "BACKWARD_SHARE",
     "DDP_BUCKET_BYTES",
     "DEFAULT_DEVICES_PER_NODE",
     "DEFAULT_JITTER",
@@ -25,6 +26,7 @@ __all__ = [
 
 Algorithm = Literal["auto", "ring", "tree", "hierarchical"]
 ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
+BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25)
 DEFAULT_JITTER = 0.02  # assumption: 2 % step-time variation per rank; measure yours with dpscale measure
 DEFAULT_DEVICES_PER_NODE = 8  # a DGX or HGX node; a network profile says its own

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
 from dpscale.predict.collectives import Link
 from dpscale.predict.defaults import (
     ALGORITHMS,
+    BACKWARD_SHARE,
     DDP_BUCKET_BYTES,
     DEFAULT_JITTER,
     DEFAULT_LAYERS,
@@ -24,10 +25,7 @@ from dpscale.predict.defaults import (
     Sharding,
 )
 
-if TYPE_CHECKING:
-    from dpscale.predict.model import Reference
-
-__all__ = ["Cluster", "Workload", "assumptions"]
+__all__ = ["Cluster", "Reference", "Workload", "assumptions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +121,6 @@ class Cluster:
 
 def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
     """What a prediction assumed, as its JSON states it."""
-    from dpscale.predict.sharding import BACKWARD_SHARE  # numpy: loaded when a prediction is made
 
     gradient = w.gradient_bytes
     return {
@@ -159,3 +156,15 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
         + ("compute slowed by concurrent NCCL kernels (interference 0), " if not c.interference else "")
         + "power and clock limits when every device of a node runs",
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """The whole cluster's throughput measured on ``devices`` devices: it stands in for one device's."""
+
+    devices: int
+    throughput: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "devices", _validate.device_count("measured", self.devices))
+        object.__setattr__(self, "throughput", _validate.positive("measured", self.throughput))

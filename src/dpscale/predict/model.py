@@ -51,10 +51,9 @@ from dpscale.errors import N_, InvalidInput
 from dpscale.predict import sharding as sharded
 from dpscale.predict import uncertainty
 from dpscale.predict.collectives import Link, candidates
-from dpscale.predict.defaults import Sharding
-from dpscale.predict.job import Cluster, Workload, assumptions
+from dpscale.predict.defaults import BACKWARD_SHARE, Sharding
+from dpscale.predict.job import Cluster, Reference, Workload, assumptions
 from dpscale.predict.prediction import Memory, Prediction
-from dpscale.predict.sharding import BACKWARD_SHARE
 from dpscale.predict.uncertainty import LEVEL
 
 __all__ = [
@@ -134,18 +133,6 @@ def input_wait(
     sharing = np.minimum(np.asarray(devices, dtype=np.float64), per_node)
     excess = np.multiply(sharing, batch) / input_throughput - np.divide(batch, per_device_throughput)
     return np.multiply(accumulation, np.maximum(excess, 0.0))
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """The whole cluster's throughput measured on ``devices`` devices: it stands in for one device's."""
-
-    devices: int
-    throughput: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "devices", _validate.device_count("measured", self.devices))
-        object.__setattr__(self, "throughput", _validate.positive("measured", self.throughput))
 
 
 def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:

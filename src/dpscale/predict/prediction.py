@@ -15,7 +15,7 @@ import numpy.typing as npt
 from dpscale._display import ShowsAsTable
 
 if TYPE_CHECKING:
-    from dpscale.predict.model import Cluster, Workload
+    from dpscale.predict.job import Cluster, Workload
 
 __all__ = ["Bottleneck", "Memory", "Prediction"]
 

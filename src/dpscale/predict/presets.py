@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.i18n import Message
+from dpscale.messages import Message
 
 if TYPE_CHECKING:
     from dpscale.predict.collectives import Link

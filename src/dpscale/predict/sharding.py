@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpscale.predict.collectives import Link, candidates, gather_candidates
-from dpscale.predict.defaults import MASTER_BYTES, OPTIMIZER_STATE_BYTES
+from dpscale.predict.defaults import BACKWARD_SHARE, MASTER_BYTES, OPTIMIZER_STATE_BYTES
 from dpscale.predict.prediction import Memory
 
 if TYPE_CHECKING:
-    from dpscale.predict.model import Cluster, Workload
+    from dpscale.predict.job import Cluster, Workload
 
 __all__ = [
     "BACKWARD_SHARE",
@@ -60,8 +60,6 @@ __all__ = [
     "shard_group",
     "sharded_terms",
 ]
-
-BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 
 
 def exposed(piece: Any, pieces: Any, compute: Any, overlap: bool) -> Any:

@@ -17,7 +17,6 @@ from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from dpscale import pipeline, scaling
@@ -35,16 +34,15 @@ from dpscale.format import (
     format_r2,
     format_speedup,
 )
-from dpscale.i18n import LANGUAGES, Lang, translation
+from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
 from dpscale.report import memory_sentence
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
-from dpscale.web.language import choose_lang, lang_of
+from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
+from dpscale.web.templating import TEMPLATES, environment
 
-__all__ = ["TEMPLATES", "page_router", "refusal_page"]
-
-TEMPLATES = Path(__file__).parent / "templates"
+__all__ = ["TEMPLATES", "page_router"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -68,21 +66,6 @@ _CUT = Markup("<!--dpscale:cut-->")
 # SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
 PHONE_WIDTH = 290
 Width = Annotated[int, Query(ge=200, le=1280, description="width of the plot area in pixels")]
-
-
-@functools.cache
-def _env(lang: Lang) -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        auto_reload=False,  # templates ship with the package; no stat() per request
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        extensions=["jinja2.ext.i18n"],
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.policies["ext.i18n.trimmed"] = True
-    env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
-    return env
 
 
 def _chart_top(result: scaling.Scaling) -> int:
@@ -118,25 +101,6 @@ def _fit_chart_uri(result: Any, lang: Lang) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
-def refusal_page(status: int, lang: str | None, accept_language: str, size: int | None) -> bytes:
-    """The page a browser shows for a request refused as too large (413) or too long (414)."""
-    chosen = lang_of(lang, accept_language)
-    page = (
-        _env(chosen)
-        .get_template("refused.html")
-        .render(
-            status=status,
-            lang=chosen,
-            size=None if size is None else format_number(size, chosen),
-            max_body=format_number(MAX_BODY, chosen),
-            max_body_mib=format_number(MAX_BODY / (1 << 20), chosen),
-            max_query=format_number(MAX_QUERY, chosen),
-            version=__version__,
-        )
-    )
-    return page.encode()
-
-
 async def _posted(request: Request) -> dict[str, str]:
     """The form's fields sent in the body (``application/x-www-form-urlencoded``), the guard having bounded it.
 
@@ -152,7 +116,7 @@ Posted = Annotated[dict[str, str], Depends(_posted)]
 def page_router() -> APIRouter:
     """The pages, fragments, charts and the API's docs page."""
     router = APIRouter(include_in_schema=False)
-    envs = {lang: _env(lang) for lang in LANGUAGES}  # one per language: requests run in threads
+    envs = {lang: environment(lang) for lang in LANGUAGES}  # one per language: requests run in threads
 
     def helpers(chosen: Lang) -> dict[str, Any]:
         """What every template of a page may call, bound to the page's language."""

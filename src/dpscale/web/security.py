@@ -151,11 +151,13 @@ async def _answer(send: Send, answer: tuple[int, bytes], scope: Scope | None = N
     status, body = answer
     kind = b"application/json"
     if scope is not None and status in (413, 414) and b"text/html" in (_header(scope, b"accept") or b""):
-        from dpscale.web.pages import refusal_page  # a browser: a page that says why, in its language
+        from dpscale.web.templating import refusal_page  # a browser: a page that says why, in its language
 
         query = parse_qs(scope.get("query_string", b"")[:MAX_QUERY].decode("latin-1"))
         language = (_header(scope, b"accept-language") or b"").decode("latin-1")
-        body = refusal_page(status, query.get("lang", [None])[0], language, size)
+        body = refusal_page(
+            status, query.get("lang", [None])[0], language, size, max_body=MAX_BODY, max_query=MAX_QUERY
+        )
         kind = b"text/html; charset=utf-8"
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

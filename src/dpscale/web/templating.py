@@ -1,0 +1,57 @@
+"""The pages' Jinja2 environments, one per language, and the page a browser gets for a refused request.
+
+Apart from :mod:`dpscale.web.pages` so that the security middleware, which refuses requests
+before any page route runs, can write that page without importing the routes.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from dpscale._version import __version__
+from dpscale.format import format_number
+from dpscale.i18n import Lang, translation
+from dpscale.web.language import lang_of
+
+__all__ = ["TEMPLATES", "environment", "refusal_page"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@functools.cache
+def environment(lang: Lang) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        auto_reload=False,  # templates ship with the package; no stat() per request
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+def refusal_page(
+    status: int, lang: str | None, accept_language: str, size: int | None, *, max_body: int, max_query: int
+) -> bytes:
+    """The page a browser shows for a request refused as too large (413) or too long (414), with the limits."""
+    chosen = lang_of(lang, accept_language)
+    page = (
+        environment(chosen)
+        .get_template("refused.html")
+        .render(
+            status=status,
+            lang=chosen,
+            size=None if size is None else format_number(size, chosen),
+            max_body=format_number(max_body, chosen),
+            max_body_mib=format_number(max_body / (1 << 20), chosen),
+            max_query=format_number(max_query, chosen),
+            version=__version__,
+        )
+    )
+    return page.encode()
