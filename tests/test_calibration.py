@@ -106,7 +106,7 @@ def test_a_measurement_the_network_cannot_allow_is_refused() -> None:
 
 
 def test_the_definition_takes_several_measurements_and_both_throughputs() -> None:
-    from dpscale.parse import read_input
+    from dpscale.reading import read_input
 
     item = PREDICT.get("measured")
     assert item is not None

@@ -8,11 +8,11 @@ Needs the ``plot`` extra (altair, vl-convert-python).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpscale import pipeline, scaling
-from dpscale.errors import InvalidInput, MissingExtra
+from dpscale.chart_files import save_chart, to_svg
+from dpscale.errors import MissingExtra
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import Lang, translation
 
@@ -321,7 +321,7 @@ def _memory_panel(p: Prediction, lang: Lang) -> alt.LayerChart:
                 scale=altair.Scale(
                     domain=list(parts.values()), range=["#0b5cad", "#57a0e5", "#8250df", "#8c959f", "#e0a100"]
                 ),
-                legend=altair.Legend(orient="top"),
+                legend=altair.Legend(orient="top", columns=2),
             ),
         )
     ]
@@ -378,43 +378,3 @@ def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:
         .configure_view(strokeWidth=0)
     )
     return chart
-
-
-def _vlc() -> Any:
-    try:
-        import vl_convert
-    except ImportError as exc:
-        raise MissingExtra("chart export", "plot") from exc
-    return vl_convert
-
-
-def _spec(chart: alt.TopLevelMixin, width: int) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.to_dict()
-    spec["width"] = width  # "container" has no meaning outside a page
-    return spec
-
-
-def to_svg(chart: alt.TopLevelMixin, *, lang: Lang = "en", width: int = 640) -> str:
-    """The chart as an SVG document, numbers formatted in ``lang``."""
-    vlc = _vlc()
-    locale = "fr-FR" if lang == "fr" else "en-US"
-    return str(vlc.vegalite_to_svg(_spec(chart, width), format_locale=locale))
-
-
-def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, lang: Lang = "en") -> Path:
-    """Write the chart to ``path``: ``.svg``, ``.png`` or ``.json`` (the Vega-Lite spec)."""
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix == ".svg":
-        target.write_text(to_svg(chart, lang=lang), encoding="utf-8")
-    elif suffix == ".png":
-        vlc = _vlc()
-        locale = "fr-FR" if lang == "fr" else "en-US"
-        target.write_bytes(vlc.vegalite_to_png(_spec(chart, 640), scale=2, format_locale=locale))
-    elif suffix == ".json":
-        import json
-
-        target.write_text(json.dumps(_spec(chart, 640), ensure_ascii=False), encoding="utf-8")
-    else:
-        raise InvalidInput("plot", str(path), "a file name ending in .svg, .png or .json")
-    return target

@@ -4,7 +4,7 @@ An :class:`Input` names one value (the key the API, the page's query string and 
 how its text is read (:data:`Kind`), what it is, its default, the bounds it is held to, and how
 the command line spells it. A :class:`Definition` is the list of a calculator's inputs and the
 function that builds the core's objects from their values, applying the defaults and every rule
-across fields. The edges read text into values (``dpscale.parse.read_input``) and call
+across fields. The edges read text into values (``dpscale.reading.read_input``) and call
 :meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
 added here once and appears in the CLI, on the page and in the API.
 

@@ -24,7 +24,7 @@ from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang
 
 if TYPE_CHECKING:
-    from dpscale.inputs import Input
+    pass
 
 __all__ = [
     "number_reader",
@@ -43,7 +43,6 @@ __all__ = [
     "parse_switch",
     "parse_variation",
     "parse_device_list",
-    "read_input",
     "thousands_reading",
 ]
 
@@ -368,45 +367,3 @@ def parse_switch(text: str, lang: Lang, *, field: str) -> bool:
     if value is None:
         raise InvalidInput(field, text, "on or off")
     return value
-
-
-def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) -> Any:
-    """The value of ``item`` in ``text`` as typed in ``lang`` (a choice: its name in lower case).
-
-    ``in_percent``: a fraction or a variation typed where its unit (%) is shown, so that a bare
-    number above 1 is read in it (the pages; the CLI shows no unit and keeps refusing ``90``).
-    """
-    if item.kind == "choice":
-        return text.strip().lower() if isinstance(text, str) else text
-    if item.kind in ("path", "text"):
-        return text
-    if item.kind == "measurements":  # a file's points, its numbers read as people write them in lang
-        from dpscale.fit import read_points
-
-        return read_points(text, read_number=number_reader(lang))
-    if in_percent and item.kind in PERCENT_KINDS:
-        value = _READERS[item.kind](text, lang, field=item.name, in_percent=True)
-    else:
-        value = _READERS[item.kind](text, lang, field=item.name)
-    try:
-        return item.check(value)  # within its bounds, said about the text as typed
-    except InvalidInput as exc:
-        raise exc.as_given(item.name, text) from None
-
-
-PERCENT_KINDS = ("fraction", "variation")  # the kinds a page shows in %
-
-_READERS: dict[str, Callable[..., Any]] = {
-    "count": parse_count,
-    "number": parse_number,
-    "fraction": parse_efficiency,
-    "variation": parse_variation,
-    "scaled_count": parse_scaled_count,
-    "bytes": parse_bytes,
-    "bandwidth": parse_bandwidth,
-    "seconds": parse_seconds,
-    "device_list": parse_device_list,
-    "switch": parse_switch,
-    "duration": parse_duration,
-    "reference": parse_references,
-}

@@ -1,7 +1,7 @@
 """A command's options made from a calculator's definition (dpscale.inputs): one per input.
 
 Each input becomes ``--its-name`` (or the spelling the definition gives), read as text in the
-language of ``--lang`` by ``dpscale.parse.read_input``; a switch becomes a flag. The command's
+language of ``--lang`` by ``dpscale.reading.read_input``; a switch becomes a flag. The command's
 own options (``--json``, ``--lang``, what to print) come after. Typer reads a function's
 signature, so the command is a function whose ``__signature__`` lists those options.
 """
@@ -63,7 +63,7 @@ OUTPUT = [
 
 def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> dict[str, Any]:
     """The values of the options given (text read in ``lang``); None where an option was not given."""
-    from dpscale.parse import read_input
+    from dpscale.reading import read_input
 
     values: dict[str, Any] = {}
     for item in definition.on("cli"):
@@ -82,7 +82,7 @@ def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, f
     reads files; no page or API does): a value without a colon, or naming a file, is a file's path."""
     import os
 
-    from dpscale.parse import read_input
+    from dpscale.reading import read_input
 
     found: list[tuple[int, float]] = []
     for text in given:

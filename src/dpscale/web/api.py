@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
 from dpscale.inputs import Definition, Input
-from dpscale.parse import read_input
 from dpscale.predict import inputs as predict_inputs
+from dpscale.reading import read_input
 from dpscale.web.schemas import (
     BatchOut,
     BubbleOut,

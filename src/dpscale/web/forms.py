@@ -23,12 +23,12 @@ from dpscale.inputs import Definition, Input
 from dpscale.parse import (
     number_reader,
     parse_device_list,
-    read_input,
     thousands_reading,
 )
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
+from dpscale.reading import read_input
 from dpscale.web.security import MAX_SIZES
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "PredictResult", "fields_of", "read_form", "translate_values"]
