@@ -137,6 +137,19 @@ def test_nccl_without_a_gpu_is_refused() -> None:
         measure([1], cluster=Launch(backend="nccl"), **SMALL)  # type: ignore[arg-type]
 
 
+def _two_ranks(script: Path) -> None:
+    """Run ``script`` as a 2-rank torchrun job (one thread each); it must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     out = tmp_path / "meter.jsonl"
@@ -161,15 +174,7 @@ def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    _two_ranks(script)
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(records) == 1  # rank 0 alone writes
     record = records[0]
@@ -206,15 +211,7 @@ def test_meter_watching_ddp_records_where_the_step_goes(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    _two_ranks(script)
     record = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert record["steps"] == 8
     # four 1 MB buckets in flight every step, some of it after the last gradient is made

@@ -1,16 +1,8 @@
-"""Time and cost of a training run, and the cluster size that meets a deadline.
+"""The planner: how long a run takes, what it costs, the fewest devices that meet a deadline, and
+the fewest that hold the model.
 
-A run processes W units of work (samples or tokens: a dataset of N samples for e epochs is
-W = N·e) at the actual throughput A = d·v·E(d) of :mod:`dpscale.scaling`:
-
-    T = W / A                      wall-clock time
-    device-hours = d·T / 3600
-    cost = device-hours × price    (price per device-hour)
-    energy = device-hours × watts / 1000   kWh drawn by the devices alone (no host, no cooling)
-
-E can be a constant (the seed's) or a curve E(d), such as a prediction or a fit: any callable
-from a device count to an efficiency. Since d·E(d) may stop growing, the deadline solver
-searches the counts rather than inverting a formula.
+:mod:`~dpscale.plan.budget` holds the formulas (time, device-hours, cost, energy, the deadline's
+search); :mod:`~dpscale.plan.inputs` the planner's inputs, once, and the memory plan.
 """
 
 from dpscale.plan.budget import (
