@@ -164,3 +164,12 @@ def test_numbers_are_written_as_babel_writes_them(x: float, lang: Lang, decimals
         context.prec = 400
         expected = format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
     assert format_number(x, lang, decimals=decimals) == expected
+
+
+def test_memory_reads_in_gib_and_under_one_in_mib() -> None:
+    from dpscale.format import format_memory
+
+    assert format_memory(80 * 2**30, "en") == "80.0\u00a0GiB"
+    assert format_memory(14.96 * 2**30, "fr") == "15,0\u00a0Gio"
+    assert format_memory(409.6e6, "en") == "390.6\u00a0MiB"  # not 0.4 GiB
+    assert format_memory(0, "fr") == "0,0\u00a0Mio"

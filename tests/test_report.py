@@ -78,7 +78,7 @@ def test_notebook_grid_of_a_prediction_and_a_fit() -> None:
     page = predict([8, 64], Workload(938, 256, 25.6e6), cluster)._repr_html_()
     rows = cells(page).rows
     assert rows[0] == ["Devices", "E", "A", "S", "Step", "Compute", "Comm.", "Wait", "Memory", "Bound by"]
-    assert rows[1][8] == "0.4\u00a0GiB"  # 25.6 M parameters at 16 bytes each (DDP, Adam), on every device
+    assert rows[1][8] == "390.6\u00a0MiB"  # 25.6 M parameters at 16 bytes each (DDP, Adam), on every device
     assert [r[0] for r in rows[1:]] == ["8", "64"]
     assert all(re.fullmatch(r"\d+(\.\d)?% \(\d+–\d+\)", r[1]) for r in rows[1:])  # E and its interval
 

@@ -42,6 +42,7 @@ __all__ = [
     "bubble_rows",
     "calibration_line",
     "deadline_grid",
+    "efficiency_with_interval",
     "explanation_grid",
     "explanation_levers",
     "explanation_rows",
@@ -207,7 +208,7 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
     for i, n in enumerate(p.devices):
         row: tuple[str, ...] = (
             format_number(int(n), lang),
-            _with_interval(float(p.efficiency[i]), float(low[i]), float(high[i]), lang),
+            efficiency_with_interval(float(p.efficiency[i]), float(low[i]), float(high[i]), lang),
             format_number(float(p.actual_throughput[i]), lang, decimals=0),
             format_speedup(float(p.speedup[i]), lang, decimals=1),
             format_milliseconds(float(p.step_time[i]), lang),
@@ -241,7 +242,7 @@ def calibration_line(p: Prediction, lang: Lang) -> str | None:
     return f"{head}: {', '.join(parts)}." if parts else f"{head}."
 
 
-def _with_interval(e: float, low: float, high: float, lang: Lang) -> str:
+def efficiency_with_interval(e: float, low: float, high: float, lang: Lang) -> str:
     """E and its interval in whole percent: ``92.7% (88–95)``."""
     return (
         f"{format_percent(e, lang)} ({format_number(round(low * 100), lang)}–{format_number(round(high * 100), lang)})"

@@ -36,7 +36,7 @@ from dpscale.format import (
 )
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
-from dpscale.report import memory_sentence
+from dpscale.report import efficiency_with_interval, memory_sentence
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
@@ -132,6 +132,7 @@ def page_router() -> APIRouter:
             "ms": lambda x: format_milliseconds(x, chosen),
             "gib": lambda x: format_memory(x, chosen),
             "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
+            "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
             "points": lambda x: format_points(x, chosen),
             "estimate": lambda x, err: format_estimate(x, err, chosen),
             "r2": lambda x: format_r2(x, chosen),
