@@ -19,7 +19,6 @@ from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbo
 from babel.numbers import parse_decimal as _babel_parse_decimal
 
 from dpscale import _validate
-from dpscale._french import FRENCH_UNITS, thousands_reading
 from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang
 
@@ -43,7 +42,6 @@ __all__ = [
     "parse_switch",
     "parse_variation",
     "parse_device_list",
-    "thousands_reading",
 ]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
@@ -170,6 +168,8 @@ def parse_quantity(text: str, lang: Lang, *, field: str, unit: str, accepted: st
     number = float(parse_decimal(match.group(1), lang, field=field))
     name = match.group(2)
     if lang == "fr":
+        from dpscale._french import FRENCH_UNITS  # quantities only: not on `dpscale scale`'s path
+
         name = FRENCH_UNITS.get(name, FRENCH_UNITS.get(name.lower(), name))
     registry = _registry()
     try:

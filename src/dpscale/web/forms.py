@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpscale import scaling
+from dpscale._french import thousands_reading
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.fit.inputs import FIT
@@ -23,7 +24,6 @@ from dpscale.inputs import Definition, Input
 from dpscale.parse import (
     number_reader,
     parse_device_list,
-    thousands_reading,
 )
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
