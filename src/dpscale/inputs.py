@@ -8,8 +8,9 @@ across fields. The edges read text into values (``dpscale.reading.read_input``) 
 :meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
 added here once and appears in the CLI, on the page and in the API.
 
-Frozen dataclasses rather than pydantic models: ``import dpscale`` and the CLI's start-up stay
-light, and the web layer derives its pydantic query models from these (``dpscale.web.api``).
+Immutable records (an ``Input`` is a NamedTuple, a ``Definition`` a frozen dataclass) rather than
+pydantic models: ``import dpscale`` and the CLI's start-up stay light, and the web layer derives
+its pydantic query models from these (``dpscale.web.api``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 
@@ -53,9 +54,9 @@ Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)
 
 
-@dataclass(frozen=True, slots=True)
-class Input:
-    """One input of a calculator."""
+class Input(NamedTuple):
+    """One input of a calculator (an immutable record: a NamedTuple, which costs a fraction of a
+    dataclass to define, and this module is on the path of every command, ``dpscale scale`` too)."""
 
     name: str  # the key: API parameter, query-string field, JSON
     kind: Kind
