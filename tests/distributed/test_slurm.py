@@ -47,7 +47,7 @@ def test_probe_across_two_nodes_placed_by_slurm(tmp_path: Path) -> None:
     out = tmp_path / "network.json"
     port = free_port()
     argv = [sys.executable, "-m", "dpscale", "probe", "--nproc", "1", "--max-bytes", "256B", "--reps", "2"]
-    argv += ["--backend", "gloo", "--timeout", "60s", "--threads", "1", "--out", str(out), "--json"]
+    argv += ["--backend", "gloo", "--timeout", "120s", "--threads", "1", "--out", str(out), "--json"]
     tasks = [
         subprocess.Popen(
             argv,
