@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.distributed.conftest import workers_left
-
 pytestmark = pytest.mark.distributed
 
 
@@ -39,33 +37,6 @@ def srun_task(
         "SLURM_JOB_NODELIST": nodelist,
         "MASTER_PORT": str(port),
     }
-
-
-def test_probe_across_two_nodes_placed_by_slurm(tmp_path: Path) -> None:
-    # srun --nodes 2 --ntasks-per-node 1 dpscale probe: no --nnodes, --node-rank or --rdzv-endpoint;
-    # node 0 is the list's first host, 127.0.0.1, as both "nodes" are this machine.
-    out = tmp_path / "network.json"
-    port = free_port()
-    argv = [sys.executable, "-m", "dpscale", "probe", "--nproc", "1", "--max-bytes", "256B", "--reps", "2"]
-    argv += ["--backend", "gloo", "--timeout", "120s", "--threads", "1", "--out", str(out), "--json"]
-    tasks = [
-        subprocess.Popen(
-            argv,
-            env=srun_task(node, 2, 2, node, 0, "127.0.0.[1-2]", port),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for node in (0, 1)
-    ]
-    done = [task.communicate(timeout=180) for task in tasks]
-    assert [task.returncode for task in tasks] == [0, 0], [err for _, err in done]
-    profile = json.loads(done[0][0])
-    assert (profile["world_size"], profile["nodes"], profile["devices_per_node"]) == (2, 2, 1)
-    assert profile["inter"] is not None
-    assert json.loads(out.read_text(encoding="utf-8")) == profile
-    assert json.loads(done[1][0]) == {}  # node 1 writes nothing
-    assert workers_left() == []
 
 
 def test_workers_started_by_srun_take_their_ranks_from_slurm(tmp_path: Path) -> None:
