@@ -158,11 +158,12 @@ def test_numbers_are_written_as_babel_writes_them(x: float, lang: Lang, decimals
     # format_number writes the usual numbers itself, for speed: exactly what Babel's pattern gives.
     from babel.numbers import format_decimal
 
-    from dpscale.format import _locale, _pattern
+    from dpscale.format import _pattern
+    from dpscale.i18n import babel_locale
 
     with decimal.localcontext() as context:
         context.prec = 400
-        expected = format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
+        expected = format_decimal(x, format=_pattern(x, decimals), locale=babel_locale(lang))
     assert format_number(x, lang, decimals=decimals) == expected
 
 

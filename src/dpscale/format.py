@@ -11,11 +11,10 @@ import math
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from babel import Locale
 from babel.numbers import NumberPattern, format_decimal, format_scientific, parse_pattern
 from babel.numbers import format_percent as _babel_format_percent
 
-from dpscale.i18n import Lang
+from dpscale.i18n import Lang, babel_locale
 
 __all__ = [
     "format_duration",
@@ -62,11 +61,6 @@ def _any_magnitude(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 @functools.cache
-def _locale(lang: Lang) -> Locale:
-    return Locale.parse(lang)
-
-
-@functools.cache
 def _parsed(pattern: str) -> NumberPattern:
     # Parsing a pattern costs more than applying it; a page formats dozens of numbers.
     return parse_pattern(pattern)
@@ -91,15 +85,15 @@ def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = 
             return format_scientific(x, format="0.#################E0", locale=lang, decimal_quantization=False)
         return format_decimal(x, locale=lang, decimal_quantization=False, group_separator=True)
     if (abs(x) >= _HUGE or 0 < abs(x) < _TINY) and math.isfinite(x):
-        return format_scientific(x, format="0.###E0", locale=_locale(lang))
+        return format_scientific(x, format="0.###E0", locale=babel_locale(lang))
     if type(x) in (int, float) and math.isfinite(x):
         return _grouped(x, lang, decimals)
-    return format_decimal(x, format=_pattern(x, decimals), locale=_locale(lang))
+    return format_decimal(x, format=_pattern(x, decimals), locale=babel_locale(lang))
 
 
 @functools.cache
 def _symbols(lang: Lang) -> tuple[str, str, str]:
-    symbols = _locale(lang).number_symbols["latn"]
+    symbols = babel_locale(lang).number_symbols["latn"]
     return symbols["group"], symbols["decimal"], symbols["minusSign"]
 
 
@@ -154,7 +148,7 @@ def format_r2(r2: float, lang: Lang) -> str:
 def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     """0.9 → ``90 %`` (fr) or ``90%`` (en); at most ``decimals`` decimals of a percent."""
     pattern = "#,##0." + "#" * decimals + "%" if decimals else "#,##0%"
-    text = _babel_format_percent(fraction, format=_parsed(pattern), locale=_locale(lang))
+    text = _babel_format_percent(fraction, format=_parsed(pattern), locale=babel_locale(lang))
     if lang == "fr":  # CLDR's French pattern puts a no-break space before the sign
         text = text.replace("%", "\u00a0%") if "\u00a0%" not in text else text
     return text
@@ -179,19 +173,19 @@ def format_duration(seconds: float, lang: Lang) -> str:
 
     if seconds >= _LONG_DAYS * 86_400:  # 1,2E12 d: every digit of the days would say nothing more
         days = decimal.Decimal(repr(float(seconds))) / 86_400
-        return str(format_unit(days, "duration-day", "short", format="0.##E0", locale=_locale(lang)))
+        return str(format_unit(days, "duration-day", "short", format="0.##E0", locale=babel_locale(lang)))
     if seconds < 60:
         pattern = "0.##E0" if 0 < seconds < _TINY else _pattern_text(seconds, _MAX_DECIMALS)
-        return str(format_unit(seconds, "duration-second", "short", format=pattern, locale=_locale(lang)))
+        return str(format_unit(seconds, "duration-second", "short", format=pattern, locale=babel_locale(lang)))
     for i, (unit, size) in enumerate(_DURATION_UNITS[:-1]):
         if seconds >= size:
             small_unit, small_size = _DURATION_UNITS[i + 1]
             total = round(seconds / small_size)
             per = size // small_size
             big, small = divmod(total, per)
-            parts = [format_unit(big, unit, "short", locale=_locale(lang))]
+            parts = [format_unit(big, unit, "short", locale=babel_locale(lang))]
             if small:
-                parts.append(format_unit(small, small_unit, "short", locale=_locale(lang)))
+                parts.append(format_unit(small, small_unit, "short", locale=babel_locale(lang)))
             return " ".join(parts)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -201,7 +195,7 @@ def format_money(amount: float, currency: str, lang: Lang) -> str:
     """``$308.64`` (en), ``308,64 $US`` (fr): the locale's way of writing an amount."""
     from babel.numbers import format_currency
 
-    return str(format_currency(amount, currency, locale=_locale(lang)))
+    return str(format_currency(amount, currency, locale=babel_locale(lang)))
 
 
 @_any_magnitude
@@ -209,7 +203,7 @@ def format_energy(kwh: float, lang: Lang) -> str:
     """Kilowatt-hours with the locale's unit symbol: ``1,234 kWh``, ``1 234 kWh``."""
     from babel.units import format_unit
 
-    return str(format_unit(kwh, "energy-kilowatt-hour", "short", format="#,##0.#", locale=_locale(lang)))
+    return str(format_unit(kwh, "energy-kilowatt-hour", "short", format="#,##0.#", locale=babel_locale(lang)))
 
 
 @_any_magnitude
@@ -224,13 +218,13 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
     else:
         decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
         pattern = "#,##0." + "#" * decimals if decimals else "#,##0"
-    return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=_locale(lang)))
+    return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=babel_locale(lang)))
 
 
 @_any_magnitude
 def format_points(fraction: float, lang: Lang) -> str:
     """A change of efficiency in percentage points, signed: ``+5.3``, ``−10,2``."""
-    text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=_locale(lang))
+    text = format_decimal(abs(decimal.Decimal(fraction)) * 100, format=_parsed("0.0"), locale=babel_locale(lang))
     shown = round(fraction * 100, 1)  # the sign of what is shown: ±0.0, not +0.0 for a gain of 0.001 point
     sign = "+" if shown > 0 else "−" if shown < 0 else "±"
     return f"{sign}{text}"
@@ -242,6 +236,6 @@ def format_memory(nbytes: float, lang: Lang) -> str:
     one, in binary megabytes (``390.6 MiB``, ``390,6 Mio``), so that a small model does not read 0."""
     size = decimal.Decimal(repr(float(nbytes)))
     giga = size >= 2**30
-    number = format_decimal(size / (2**30 if giga else 2**20), format=_parsed("#,##0.0"), locale=_locale(lang))
+    number = format_decimal(size / (2**30 if giga else 2**20), format=_parsed("#,##0.0"), locale=babel_locale(lang))
     unit = ("Gio" if giga else "Mio") if lang == "fr" else ("GiB" if giga else "MiB")
     return f"{number}\u00a0{unit}"

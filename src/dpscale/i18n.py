@@ -6,9 +6,12 @@ import functools
 import gettext
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["LANGUAGES", "Lang", "language_from_env", "language_name", "lang_code", "translation"]
+if TYPE_CHECKING:
+    from babel import Locale
+
+__all__ = ["LANGUAGES", "Lang", "babel_locale", "language_from_env", "language_name", "lang_code", "translation"]
 
 Lang = Literal["fr", "en"]
 LANGUAGES: tuple[Lang, ...] = ("fr", "en")
@@ -38,6 +41,14 @@ def language_from_env(default: Lang = "en") -> Lang:
             if code and code not in ("c", "posix"):
                 return default
     return default
+
+
+@functools.cache
+def babel_locale(lang: Lang) -> Locale:
+    """Babel's locale data for ``lang``, parsed once: numbers are read and written with it."""
+    from babel import Locale
+
+    return Locale.parse(lang)
 
 
 @functools.cache

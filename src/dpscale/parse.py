@@ -14,13 +14,12 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from babel import Locale
-from babel.numbers import NumberFormatError, get_decimal_symbol, get_group_symbol
+from babel.numbers import NumberFormatError, get_decimal_symbol
 from babel.numbers import parse_decimal as _babel_parse_decimal
 
 from dpscale import _validate
 from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
-from dpscale.i18n import Lang
+from dpscale.i18n import Lang, babel_locale
 
 if TYPE_CHECKING:
     pass
@@ -59,7 +58,8 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a number as text")
     cleaned = text.strip()
-    group = get_group_symbol(lang)
+    locale = babel_locale(lang)
+    group = locale.number_symbols["latn"]["group"]
     for space in _SPACES:
         cleaned = cleaned.replace(space, group)
     accepted = _a_number(lang)
@@ -67,7 +67,7 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
         raise InvalidInput(field, text, accepted)
     try:
         # strict: misplaced group symbols ("0,9" in English) are errors, not silently dropped.
-        number = _babel_parse_decimal(cleaned, locale=lang, strict=True)
+        number = _babel_parse_decimal(cleaned, locale=locale, strict=True)
     except (NumberFormatError, InvalidOperation, ValueError) as exc:
         hint = None
         if lang == "en" and get_decimal_symbol("fr") in text.strip():
@@ -114,7 +114,7 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency", in_per
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a percentage or a fraction as text")
     stripped = text.strip()
-    percent_sign = Locale.parse(lang).number_symbols["latn"]["percentSign"]
+    percent_sign = babel_locale(lang).number_symbols["latn"]["percentSign"]
     is_percent = stripped.endswith((percent_sign, "%"))
     body = stripped.rstrip(percent_sign + "%").strip() if is_percent else stripped
     number = parse_decimal(body, lang, field=field)

@@ -15,7 +15,7 @@ Products and quotients are taken in decimal on the numbers as written (64 × 0.9
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, cast
 
@@ -76,36 +76,41 @@ class Scaling(ShowsAsTable):
     efficiency: float
     unit: str = DEFAULT_UNIT
 
+    # I, A, S and I − A, worked out once at construction: a page reads each of them several times.
+    _derived: tuple[float, float, float, float] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         _validate.whole("devices", self.devices)
         _validate.positive("per_device_throughput", self.per_device_throughput)
         _validate.positive("efficiency", self.efficiency)
         object.__setattr__(self, "unit", _validate.label("unit", self.unit))  # trimmed: "tokens/s " reads as "tokens/s"
-        _validate.finite_result("per_device_throughput", self.per_device_throughput, self.ideal_throughput)
-        if self.actual_throughput == 0:  # d·v·E below the smallest float: nothing can divide by it
-            raise InvalidInput(
-                "per_device_throughput", self.per_device_throughput, "a throughput large enough that d·v·E is above 0"
-            )
+        d, v, e = self.devices, self.per_device_throughput, self.efficiency
+        ideal = _mul(d, v)
+        _validate.finite_result("per_device_throughput", v, ideal)
+        derived = (ideal, _mul(d, v, e), _mul(d, e), _mul(d, v, float(1 - _dec(e))))
+        object.__setattr__(self, "_derived", derived)
+        if derived[1] == 0:  # d·v·E below the smallest float: nothing can divide by it
+            raise InvalidInput("per_device_throughput", v, "a throughput large enough that d·v·E is above 0")
 
     @property
     def ideal_throughput(self) -> float:
         """I = d·v."""
-        return _mul(self.devices, self.per_device_throughput)
+        return self._derived[0]
 
     @property
     def actual_throughput(self) -> float:
         """A = I·E = d·v·E."""
-        return _mul(self.devices, self.per_device_throughput, self.efficiency)
+        return self._derived[1]
 
     @property
     def speedup(self) -> float:
         """S = d·E: the number of ideal devices this cluster behaves like."""
-        return _mul(self.devices, self.efficiency)
+        return self._derived[2]
 
     @property
     def lost_throughput(self) -> float:
         """I − A = d·v·(1 − E); negative when the run is superlinear."""
-        return _mul(self.devices, self.per_device_throughput, float(1 - _dec(self.efficiency)))
+        return self._derived[3]
 
     @property
     def superlinear(self) -> bool:

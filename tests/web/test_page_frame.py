@@ -7,6 +7,7 @@ from html import unescape
 import pytest
 from fastapi.testclient import TestClient
 from jinja2 import Template
+from jinja2.runtime import Macro
 
 from dpscale.web.app import create_app
 from tests.web.test_app import text_of
@@ -21,14 +22,23 @@ def test_the_frame_is_rendered_once_per_language_and_the_results_per_request(mon
         rendered.append(self.name)
         return original(self, *args, **kwargs)
 
+    called: list[str] = []
+    macro_call = Macro.__call__
+
+    def counted_macro(self: Macro, *args: object, **kwargs: object) -> str:
+        called.append(self.name)
+        return str(macro_call(self, *args, **kwargs))
+
     monkeypatch.setattr(Template, "render", counted)
+    monkeypatch.setattr(Macro, "__call__", counted_macro)
     client = TestClient(create_app())
     actual = set()
     for lang, devices in [("fr", "8"), ("fr", "16"), ("fr", "32"), ("en", "8"), ("en", "16")]:
         r = client.get("/", params=query("scaling", lang, devices=devices))
         actual.add(text_of(r.text, "actual"))
     assert rendered.count("scaling.html") == 2  # French and English, once each
-    assert rendered.count("_pieces.html") == 5  # every request computes: no cache by query string
+    # Every request renders its fields, results and example: no cache by query string.
+    assert (called.count("inputs"), called.count("results"), called.count("example")) == (5, 5, 5)
     assert len(actual) == 5
 
 

@@ -59,9 +59,6 @@ def _schedule_svg(result: pipeline.Bubble, lang: Lang, width: int = 640) -> str:
     return to_svg(schedule_chart(result, lang), lang=lang, width=width)
 
 
-# Where a request's parts go into a page rendered once: comments that no escaped input can write.
-_CUT = Markup("<!--dpscale:cut-->")
-
 # A chart's plot width: the page's 640, and a phone's (the <picture> source under 40rem), whose
 # SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
 PHONE_WIDTH = 290
@@ -119,7 +116,9 @@ def page_router() -> APIRouter:
     envs = {lang: environment(lang) for lang in LANGUAGES}  # one per language: requests run in threads
 
     def helpers(chosen: Lang) -> dict[str, Any]:
-        """What every template of a page may call, bound to the page's language."""
+        """What every template of a page may call, bound to the page's language: the environment's
+        globals, so that a template imported without the request's context (the parts each request
+        renders) is made once, not once per request."""
         return {
             "lang": chosen,
             "other_lang": "en" if chosen == "fr" else "fr",
@@ -145,6 +144,9 @@ def page_router() -> APIRouter:
             "phone_width": PHONE_WIDTH,
         }
 
+    for each in LANGUAGES:
+        envs[each].globals.update(helpers(each))
+
     @functools.cache
     def shell(name: str, chosen: Lang) -> list[str]:
         """A page rendered once per language (and version): what no input changes, the heading, the
@@ -152,7 +154,7 @@ def page_router() -> APIRouter:
         its part (odd items name it). Nothing is cached by query string: each request computes."""
         calc = CALCULATORS[name]
         slot = Markup("<!--dpscale:slot:%s-->").__mod__  # the part's name: a word of the template's own
-        page = envs[chosen].get_template(f"{name}.html").render(calc=calc, form=None, slot=slot, **helpers(chosen))
+        page = envs[chosen].get_template(f"{name}.html").render(calc=calc, form=None, slot=slot)
         return re.split(r"<!--dpscale:slot:(\w+)-->", page)
 
     def render(
@@ -164,22 +166,20 @@ def page_router() -> APIRouter:
         form = read_form(calc, chosen, given)
         query = urlencode({**form.values, "lang": chosen})
         linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-        variables = {
-            **helpers(chosen),
-            "calc": calc,
-            "form": form,
-            "query": query,
-            "chart_uri": (lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen)),
-        }
+        chart_uri = (lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen))
         env = envs[chosen]
         if template == "fragment.html":
-            page = env.get_template(template).render(variables)
+            page = env.get_template(template).render(calc=calc, form=form, query=query, chart_uri=chart_uri)
         else:  # the page's frame, rendered once, with this request's parts
-            pieces = env.get_template("_pieces.html").render(variables, cut=_CUT)
-            fields, results, example = pieces.split(_CUT)
-            switch = "?" + _short_query({**form.values, "lang": variables["other_lang"], "from": chosen})
-            parts = {"fields": fields, "results": results, "example": example, "switch": str(escape(switch))}
-            page = "".join(parts[text] if i % 2 else text for i, text in enumerate(shell(calc.name, chosen)))
+            parts = env.get_template(f"_{calc.name}_parts.html").module  # made once: its macros take the request
+            switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
+            filled = {
+                "fields": parts.inputs(form, calc),  # type: ignore[attr-defined]
+                "results": parts.results(form, query, chart_uri),  # type: ignore[attr-defined]
+                "example": parts.example(form),  # type: ignore[attr-defined]
+                "switch": str(escape(switch)),
+            }
+            page = "".join(filled[text] if i % 2 else text for i, text in enumerate(shell(calc.name, chosen)))
         return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
     def page_route(calc: Calculator) -> None:
