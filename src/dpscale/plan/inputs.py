@@ -10,7 +10,7 @@ from dpscale import _validate
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Input, Values
 from dpscale.plan.budget import DeadlinePlan, EfficiencyCurve, Plan, devices_for_deadline, plan, total_work
-from dpscale.predict.defaults import OPTIMIZERS, SHARDING_SYNONYMS, SHARDINGS
+from dpscale.predict.fields import DEVICE_MEMORY, OPTIMIZER, PARAM_BYTES, SHARDING
 
 __all__ = ["PLAN", "MemoryPlan", "PlanResult"]
 
@@ -220,47 +220,11 @@ PLAN = Definition(
             hint=N_("For example 8B: with a device's memory, the fewest devices that hold the model."),
             group="memory",
         ),
-        Input(
-            "sharding",
-            "choice",
-            "How data parallelism keeps the model: ddp, zero1, zero2, zero3 or hybrid.",
-            default="ddp",
-            choices=SHARDINGS,
-            synonyms=SHARDING_SYNONYMS,
-            example=("zero3", "zero3"),
-            label=N_("Strategy"),
-            group="memory",
-        ),
-        Input(
-            "device_memory",
-            "bytes",
-            "Memory of one device: 80GiB.",
-            low=1,
-            high=1e15,
-            unit="bytes",
-            label=N_("Memory of one device (optional)"),
-            group="memory",
-        ),
-        Input(
-            "param_bytes",
-            "number",
-            "Bytes per weight as held (2: bf16).",
-            default=4.0,
-            low=0.125,
-            high=16,
-            label=N_("Bytes per weight (2 for bf16)"),
-            group="memory",
-        ),
-        Input(
-            "optimizer",
-            "choice",
-            "Optimizer: adam, adamw or sgd.",
-            default="adam",
-            choices=OPTIMIZERS,
-            label=N_("Optimizer"),
-            group="memory",
-            choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
-        ),
+        # The memory inputs /predict has, in the planner's group: one definition of each.
+        SHARDING._replace(example=("zero3", "zero3"), group="memory"),
+        DEVICE_MEMORY._replace(hint="", group="memory"),
+        PARAM_BYTES._replace(group="memory"),
+        OPTIMIZER._replace(group="memory"),
         _money("price_per_device_hour", "Price of one device-hour.", "--price", N_("Price of one device-hour"), "2,5"),
         Input(
             "currency",

@@ -81,6 +81,61 @@ def _tier(
     )
 
 
+# The memory inputs the planner shares (dpscale.plan.inputs): defined once, here.
+PARAM_BYTES = Input(
+    "param_bytes",
+    "number",
+    "Bytes per weight as the all-gathers move it and a device holds it (2: bf16).",
+    default=4.0,
+    low=0.125,
+    high=16,
+    group="sharding",
+    label=N_("Bytes per weight (2 for bf16)"),
+)
+
+SHARDING = Input(
+    "sharding",
+    "choice",
+    "Data parallelism: ddp (replicated), zero1, zero2, zero3 (FSDP full_shard) or hybrid (HSDP).",
+    default="ddp",
+    choices=SHARDINGS,
+    synonyms=SHARDING_SYNONYMS,
+    example=("ddp", "ddp"),
+    group="sharding",
+    label=N_("Strategy"),
+    choice_labels=(
+        N_("DDP: every device holds the whole model"),
+        N_("ZeRO-1: optimizer states sharded"),
+        N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
+        N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
+        N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
+    ),
+)
+
+OPTIMIZER = Input(
+    "optimizer",
+    "choice",
+    "Optimizer whose states each device holds: adam, adamw or sgd.",
+    default="adam",
+    choices=OPTIMIZERS,
+    example=("adam", "adam"),
+    group="sharding",
+    label=N_("Optimizer"),
+    choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+)
+
+DEVICE_MEMORY = Input(
+    "device_memory",
+    "bytes",
+    "Memory of one device, to say which configurations fit: 80GiB.",
+    low=1,
+    high=1e15,
+    group="sharding",
+    unit="bytes",
+    label=N_("Memory of one device (optional)"),
+    hint=N_("For example 80 GiB: the table then says what fits."),
+)
+
 PREDICT_INPUTS = (
     Input(
         "devices",
@@ -159,16 +214,7 @@ PREDICT_INPUTS = (
         group="workload",
         label=N_("Bytes per gradient value (4 for fp32)"),
     ),
-    Input(
-        "param_bytes",
-        "number",
-        "Bytes per weight as the all-gathers move it and a device holds it (2: bf16).",
-        default=4.0,
-        low=0.125,
-        high=16,
-        group="sharding",
-        label=N_("Bytes per weight (2 for bf16)"),
-    ),
+    PARAM_BYTES,
     Input(
         "accumulation",
         "count",
@@ -315,24 +361,7 @@ PREDICT_INPUTS = (
         "Records of dpscale measure or Meter (runs.jsonl): the step-time variation from their step times.",
         edges=("cli",),
     ),
-    Input(
-        "sharding",
-        "choice",
-        "Data parallelism: ddp (replicated), zero1, zero2, zero3 (FSDP full_shard) or hybrid (HSDP).",
-        default="ddp",
-        choices=SHARDINGS,
-        synonyms=SHARDING_SYNONYMS,
-        example=("ddp", "ddp"),
-        group="sharding",
-        label=N_("Strategy"),
-        choice_labels=(
-            N_("DDP: every device holds the whole model"),
-            N_("ZeRO-1: optimizer states sharded"),
-            N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
-            N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
-            N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
-        ),
-    ),
+    SHARDING,
     Input(
         "shard_group",
         "count",
@@ -342,17 +371,7 @@ PREDICT_INPUTS = (
         group="sharding",
         label=N_("Sharding group of hybrid (empty: one node)"),
     ),
-    Input(
-        "optimizer",
-        "choice",
-        "Optimizer whose states each device holds: adam, adamw or sgd.",
-        default="adam",
-        choices=OPTIMIZERS,
-        example=("adam", "adam"),
-        group="sharding",
-        label=N_("Optimizer"),
-        choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
-    ),
+    OPTIMIZER,
     Input(
         "layers",
         "count",
@@ -373,15 +392,5 @@ PREDICT_INPUTS = (
         label=N_("Activation memory per device (optional)"),
         hint=N_("For example 20 GiB."),
     ),
-    Input(
-        "device_memory",
-        "bytes",
-        "Memory of one device, to say which configurations fit: 80GiB.",
-        low=1,
-        high=1e15,
-        group="sharding",
-        unit="bytes",
-        label=N_("Memory of one device (optional)"),
-        hint=N_("For example 80 GiB: the table then says what fits."),
-    ),
+    DEVICE_MEMORY,
 )

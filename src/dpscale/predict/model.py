@@ -68,6 +68,7 @@ __all__ = [
     "levers",
     "predict",
     "step_terms",
+    "time_terms",
     "with_interval",
 ]
 
@@ -135,7 +136,7 @@ def input_wait(
     return np.multiply(accumulation, np.maximum(excess, 0.0))
 
 
-def _terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
+def time_terms(n: Array, w: Workload, c: Cluster) -> tuple[Array, ...]:
     """Compute, communication, exposed communication, straggler wait and input wait, per device count."""
     with np.errstate(all="ignore"):  # overflow is checked by the caller and named
         compute, communication, exposed, wait = step_terms(
@@ -172,7 +173,7 @@ def _calibrated(reference: Reference, workload: Workload, cluster: Cluster) -> W
     def gap(log_speed: float) -> float:
         speed = math.exp(log_speed)
         with np.errstate(all="ignore"):
-            terms = _terms(n, replace(workload, per_device_throughput=speed, input_throughput=None), cluster)
+            terms = time_terms(n, replace(workload, per_device_throughput=speed, input_throughput=None), cluster)
         step = float(terms[0][0] + terms[2][0] + terms[3][0])
         return math.log(step / target) if step > 0 and math.isfinite(step) else math.inf
 
@@ -242,7 +243,7 @@ def _point(n: Array, workload: Workload, cluster: Cluster, reference: Reference 
     """The prediction at the values given: no interval."""
     c = cluster
     w = workload if reference is None else _calibrated(reference, workload, cluster)
-    compute, communication, exposed, wait, fed = _terms(n, w, c)
+    compute, communication, exposed, wait, fed = time_terms(n, w, c)
     with np.errstate(over="ignore"):
         step = compute + exposed + wait + fed  # every term ≥ 0: the sum is finite only if each term is
     if not (np.all(np.isfinite(step)) and np.all(np.isfinite(communication)) and np.all(compute > 0)):

@@ -46,7 +46,7 @@ def calibrated(
     """``workload`` and ``cluster`` with what the traces measured in place of the assumptions not given."""
     import numpy as np
 
-    from dpscale.predict.model import _terms  # the point terms alone: no interval to bisect on
+    from dpscale.predict.model import time_terms  # the point terms alone: no interval to bisect on
 
     if measured.single_device_step <= 0:
         raise InvalidInput("from_trace", measured.devices, N_("traces in which the ranks compute"))
@@ -68,7 +68,7 @@ def calibrated(
         size = np.array([measured.devices])
 
         def communication(share: float) -> float:
-            return float(_terms(size, workload, with_share(share))[1][0])
+            return float(time_terms(size, workload, with_share(share))[1][0])
 
         # T_comm falls as the share rises: bisect for the share that gives the measured time
         low, high = LOWEST_SHARE, 1.0
