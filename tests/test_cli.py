@@ -259,7 +259,7 @@ def test_tiny_and_huge_figures_are_written_short(capsys: pytest.CaptureFixture[s
     assert "5.76E-319 samples/s" in capsys.readouterr().out  # not "0 samples/s" beside a 57.6× speedup
     code, out, err = run(capsys, "scale", "64", "1e-320", "90%")
     assert code == 2
-    assert "per_device: got '1e-320'; expected a value from 1e-06 to 1e+12" in err
+    assert "per_device: got '1e-320'; expected a value from 10⁻⁶ to 10¹²" in err
     code, out, _ = run(
         capsys,
         "predict",

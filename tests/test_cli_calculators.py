@@ -344,7 +344,7 @@ def test_fit_with_too_few_points_shows_no_nan(capsys: pytest.CaptureFixture[str]
 def test_predict_overflowing_inputs_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "predict", "-d", "8", "-v", "1e-300", "-b", "1e300", "-p", "1M", "--intra", "nvlink3")
     assert code == 2
-    assert err.startswith("error: per_device: got '1e-300'; expected a value from 1e-06 to 1e+12")  # as typed
+    assert err.startswith("error: per_device: got '1e-300'; expected a value from 10⁻⁶ to 10¹²")  # as typed
     assert err.count("\n") == 1
 
 

@@ -18,6 +18,7 @@ from dpscale.cli import main
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.fit.inputs import AT, FIT, MAX_SIZES
 from dpscale.fit.laws import MODELS
+from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
@@ -243,3 +244,18 @@ def test_library_values_of_the_wrong_type_are_named_errors(values: dict[str, obj
         PREDICT.build({"intra": "nvlink3", **values})
     assert caught.value.field == field
     assert len(caught.value.message) < 200
+
+
+@pytest.mark.parametrize(
+    ("lang", "low", "high", "said"),
+    [
+        ("en", 1e-6, 1e12, "from 10⁻⁶ to 10¹²"),
+        ("fr", 0.125, 16.0, "de 0,125 à 16"),
+        ("en", 1, 2.5e7, "from 1 to 25,000,000"),
+    ],
+)
+def test_bounds_read_as_people_write_them(lang: Lang, low: float, high: float, said: str) -> None:
+    item = Input("x", "number", "", low=low, high=high)
+    with pytest.raises(InvalidInput) as caught:
+        item.check(high * 10)
+    assert said in caught.value.localized(lang)

@@ -15,6 +15,7 @@ its pydantic query models from these (``dpscale.web.api``).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -178,8 +179,17 @@ class Definition:
         return out
 
 
-def _g(bound: float | None) -> str:
-    return "any" if bound is None else f"{bound:g}"
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _g(bound: float | None) -> Any:
+    """A bound as an error states it: 10¹⁵ and 10⁻⁶ rather than 1e+15; other numbers as the user's
+    language writes them (a float among a message's values is localized: 0,125 in French)."""
+    if bound is None:
+        return "any"
+    if bound > 0 and abs(math.log10(bound)) >= 6 and (exponent := round(math.log10(bound))) == math.log10(bound):
+        return "10" + str(exponent).translate(_SUPERSCRIPT)
+    return bound
 
 
 def _percent(bound: float | None) -> str:
