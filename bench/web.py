@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 BARE_APP = "bench.bare:app"
+FASTAPI_APP = "bench.bare:typed"
 DPSCALE_APP = "dpscale.web.app:create_app"  # a factory: nothing is built at import
 
 
