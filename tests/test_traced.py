@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dpscale import InvalidInput
@@ -61,3 +63,17 @@ def test_a_run_across_nodes_calibrates_the_network() -> None:
 def test_a_trace_without_compute_is_refused() -> None:
     with pytest.raises(InvalidInput, match="from_trace"):
         calibrated(measured(single_device_step=0.0), WORKLOAD, CLUSTER, speed_given=False, jitter_given=False)
+
+
+@pytest.mark.parametrize("written", ["missing", "not-a-trace"])
+def test_traces_that_cannot_be_read_are_named_as_from_trace_before_what_they_lack(tmp_path: Path, written: str) -> None:
+    # No network is given: a readable trace would still need one, but the trace is named first.
+    from dpscale.predict.inputs import PREDICT
+
+    path = tmp_path / "rank0.json"
+    if written == "not-a-trace":
+        path.write_text("hello", encoding="utf-8")
+    values = {"devices": [8, 16], "per_device_throughput": 100.0, "batch": 32.0, "params": 25.6e6}
+    with pytest.raises(InvalidInput) as caught:
+        PREDICT.build({**values, "from_trace": str(path)})
+    assert caught.value.field == "from_trace"

@@ -86,6 +86,14 @@ def build(values: Values) -> Request:
     from dpscale.predict import model, presets
 
     v = PREDICT.complete(values)
+    run = None
+    if v["from_trace"] is not None:  # read first: a trace that cannot be read is named before what it lacks
+        from dpscale.explain import explain
+
+        try:
+            run = explain(v["from_trace"])
+        except InvalidInput as exc:  # explain's "trace" is this command's --from-trace
+            raise exc.renamed("from_trace") if exc.field == "trace" else exc from None
     intra = presets.resolve_link("intra", v["intra"], v["intra_bandwidth"], v["intra_latency"], v["intra_efficiency"])
     inter = presets.resolve_link(
         "inter", v["inter"], v["inter_bandwidth"], v["inter_latency"], v["inter_efficiency"], nics=v["nics"]
@@ -106,7 +114,7 @@ def build(values: Values) -> Request:
         if measured:
             first = min(measured, key=lambda m: m.devices)
             speed = first.throughput / first.devices  # calibrated by the model on the measurements
-        elif v["from_trace"] is not None:
+        elif run is not None:
             speed = 1.0  # what the traces measure replaces it below
         else:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
@@ -146,12 +154,11 @@ def build(values: Values) -> Request:
     )
     traced = None
     speed_known = v["per_device_throughput"] is not None
-    if v["from_trace"] is not None:
-        from dpscale.explain import explain
+    if run is not None:
         from dpscale.predict.traced import calibrated
 
         given = {"speed_given": speed_known or bool(measured), "jitter_given": jitter_known}
-        workload, cluster, traced = calibrated(explain(v["from_trace"]).calibration, workload, cluster, **given)
+        workload, cluster, traced = calibrated(run.calibration, workload, cluster, **given)
         speed_known = speed_known or traced.per_device_throughput is not None
         jitter_known = True  # measured by the traces, or given
     return Request(
