@@ -232,6 +232,15 @@ def test_a_truncated_trace(tmp_path: Path, keep: float) -> None:
     assert "cut short" in message
 
 
+def test_a_trace_read_under_another_name_is_called_by_it(tmp_path: Path) -> None:
+    copy = write(tmp_path / "upload-0", ONE_STEP)
+    assert read_trace(copy, name="rank0.json").file == "rank0.json"
+    (tmp_path / "upload-1").write_text("{}")
+    with pytest.raises(InvalidInput) as caught:
+        read_trace(tmp_path / "upload-1", name="rank1.json")
+    assert caught.value.value == "rank1.json"
+
+
 def test_a_damaged_gzip(tmp_path: Path) -> None:
     packed = gzip.compress(write(tmp_path / "r0.json", ONE_STEP).read_bytes())
     truncated = tmp_path / "cut.json.gz"
@@ -330,9 +339,9 @@ def test_only_a_cpu_trace_out_of_order_is_read_again(tmp_path: Path, monkeypatch
     reads: list[bool] = []
     original = reading._read_file
 
-    def counted(path: Path, *, in_order: bool) -> Any:
+    def counted(path: Path, *, in_order: bool, shown: str | None = None) -> Any:
         reads.append(in_order)
-        return original(path, in_order=in_order)
+        return original(path, in_order=in_order, shown=shown)
 
     monkeypatch.setattr(reading, "_read_file", counted)
     kernels = [op("sm90_gemm", 0, 60, tid=7, cat="kernel"), op("ncclDevKernel_AllReduce", 50, 20, tid=8, cat="kernel")]
