@@ -178,6 +178,13 @@ def test_unreadable_events_are_counted_and_left_out(tmp_path: Path) -> None:
     assert "3 events could not be read" in found.to_dict()["notes"][0]
 
 
+def test_a_step_on_a_thread_named_by_a_list_is_left_out(tmp_path: Path) -> None:
+    odd = {**step(2, 200, 100), "pid": [1]}
+    found = explain(write(tmp_path / "r0.json", [*ONE_STEP, odd]))
+    assert found.ranks[0].steps == 1
+    assert found.ranks[0].skipped == 1
+
+
 # -- bad input: one error naming the file, never a traceback ------------------------------------
 
 

@@ -259,7 +259,9 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool) -> RankTimeline:
                     _size(event, start, device_sizes)
                 else:
                     number = int(name_[len("ProfilerStep#") :])
-                    steps.setdefault(number, (start, end, (event.get("pid"), event.get("tid"))))
+                    where = (event.get("pid"), event.get("tid"))
+                    hash(where)  # a thread named by a list or an object: the step cannot be placed, left out
+                    steps.setdefault(number, (start, end, where))
             except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
                 skipped += 1
     for thread, held in kept.items():
