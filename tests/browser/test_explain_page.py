@@ -1,0 +1,274 @@
+"""/explain in headless Chromium: the page's script computes what dpscale.explain computes.
+
+static/explain.js mirrors explain/reading.py, intervals.py and breakdown.py; these tests load the
+same trace files into the page and into the core and compare every number the page shows.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpscale.explain import Explanation, explain
+from dpscale.report import explanation_grid
+from tests.browser.test_page import new_page
+from tests.test_explain import GLOO, op, step, write
+
+pytestmark = pytest.mark.browser
+
+
+def cpu_run(folder: Path) -> list[Path]:
+    """Three ranks, four steps: nested operators, annotations, gloo's collective on its own thread.
+
+    Rank 2 computes more each step and the others wait for it inside the all-reduce; rank 1's
+    file is gzipped and its events out of order (read twice by the core); rank 0's holds events
+    that cannot be read.
+    """
+    files = []
+    for rank in range(3):
+        events: list[Any] = []
+        t = 1000.0 * (rank + 1)  # each rank's clock is its own
+        for number in range(4):
+            work = 300 + 80 * rank + 17 * number
+            events += [
+                step(number + 5, t, work + 260),
+                op("aten::linear", t + 5, work / 2),
+                op("aten::addmm", t + 12, work / 4),
+                op("DistributedDataParallel.forward", t + 10 + work / 2, 60, cat="user_annotation"),
+                op("aten::relu", t + 20 + work / 2, 25.5),
+                op("aten::mul", t + 90 + work / 2, work / 2 - 100),
+                op("gloo:all_reduce", t + work - 40, 290 - 8 * rank, tid=GLOO, cat="user_annotation"),
+            ]
+            t += work + 270
+        if rank == 0:
+            events += [op("aten::bad", "soon", 5), {"ph": "X", "name": ["x"]}, 7]
+        if rank == 1:
+            events.reverse()
+        path = write(folder / f"rank{rank}.json", events, rank=rank, world=3)
+        if rank == 1:
+            zipped = folder / "rank1.json.gz"
+            zipped.write_bytes(gzip.compress(path.read_bytes()))
+            path.unlink()
+            path = zipped
+        files.append(path)
+    return files
+
+
+def gpu_run(folder: Path) -> list[Path]:
+    """Two ranks of kernels and sized NCCL kernels (a bandwidth), without ranks in the files."""
+    files = []
+    for rank in range(2):
+        events: list[Any] = []
+        for number in range(3):
+            t = 5000.0 * number
+            events += [
+                step(number, t, 4000),
+                op("ProfilerStep#%d" % number, t + 10, 3900, tid=7, cat="gpu_user_annotation"),
+                op("sm90_gemm", t + 100, 1800 + 300 * rank, tid=7, cat="kernel"),
+                op("elementwise", t + 2000 + 300 * rank, 200, tid=7, cat="kernel"),
+                op(
+                    "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                    t + 1500,
+                    1700,
+                    tid=8,
+                    cat="kernel",
+                    **{"In msg nelems": 250_000, "dtype": "Float"},
+                ),
+            ]
+        files.append(write(folder / f"gpu{rank}.json", events, rank=None))
+    return files
+
+
+def analysed(browser: Any, server: str, files: list[Path], *, lang: str = "en", width: int = 1280) -> Any:
+    page = new_page(browser, viewport={"width": width, "height": 900})
+    page.goto(f"{server}/explain?lang={lang}")
+    page.set_input_files("#trace", [str(f) for f in files])
+    page.locator("#ranks").wait_for()
+    page.locator("#timeline svg").wait_for()
+    return page
+
+
+def close(shown: str | None, expected: float | None) -> bool:
+    if expected is None or shown is None:
+        return shown is None and expected is None
+    return abs(float(shown) - expected) <= 1e-9 * max(1e-6, abs(expected))
+
+
+def check_parity(page: Any, found: Explanation, lang: str) -> None:
+    summary = page.eval_on_selector_all("#summary dd", "els => els.map(e => [e.dataset.key, e.dataset.value])")
+    c = found.calibration
+    expected = {
+        "slowest_rank": found.slowest_rank,
+        "step_time": found.step_time,
+        "efficiency": found.efficiency,
+        "single_device_step": c.single_device_step,
+        "communication_time": c.communication_time,
+        "straggler_wait": c.straggler_wait,
+        "step_time_cv": c.step_time_cv,
+        **({"bandwidth": c.bandwidth} if c.bandwidth is not None else {}),
+    }
+    assert [k for k, _ in summary] == list(expected)
+    for key, value in summary:
+        assert close(value, expected[key]), (key, value, expected[key])
+    rows = page.eval_on_selector_all(
+        "#ranks tbody tr", "rows => rows.map(r => Array.from(r.cells, c => c.dataset.value ?? null))"
+    )
+    assert len(rows) == len(found.ranks)
+    for row, r in zip(rows, found.ranks, strict=True):
+        wanted = [r.rank, r.steps, r.step_time.mean, r.compute.mean, r.exposed_communication.mean]
+        wanted += [r.other.mean, r.wait.mean, r.overlap]
+        assert all(close(s, w) for s, w in zip(row, wanted, strict=True)), (row, wanted)
+    # What is shown, to the displayed precision: the same text as the server's (and the CLI's) table.
+    shown = page.eval_on_selector_all(
+        "#ranks tbody tr", "rows => rows.map(r => Array.from(r.cells, c => c.textContent))"
+    )
+    grid = explanation_grid(found, lang)  # type: ignore[arg-type]
+    assert [[" ".join(cell.split()) for cell in row] for row in shown] == [
+        [" ".join(cell.split()) for cell in row] for row in grid.rows
+    ]
+    assert page.locator("#ranks tr.current td").first.inner_text() == str(found.slowest_rank)
+    levers = page.eval_on_selector_all(
+        "#levers tbody tr", "rows => rows.map(r => Array.from(r.cells).slice(1).map(c => c.dataset.value ?? null))"
+    )
+    assert len(levers) == len(found.levers)
+    for (saving, speedup), lever in zip(levers, found.levers, strict=True):
+        assert close(saving, lever.saving) and close(speedup, lever.speedup)
+    assert page.locator("#notes li").count() == len(found.notes)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_the_page_computes_what_the_core_computes_on_a_cpu_run(
+    browser: Any, server: str, tmp_path: Path, lang: str
+) -> None:
+    files = cpu_run(tmp_path)
+    found = explain(files)
+    assert found.ranks[0].skipped == 3 and found.slowest_rank == 2  # the run is what its docstring says
+    page = analysed(browser, server, files, lang=lang)
+    check_parity(page, found, lang)
+    assert page.errors == []
+
+
+def test_the_page_computes_what_the_core_computes_on_a_gpu_run(browser: Any, server: str, tmp_path: Path) -> None:
+    files = gpu_run(tmp_path)
+    found = explain(files)
+    assert found.calibration.bandwidth is not None and found.notes
+    page = analysed(browser, server, files)
+    check_parity(page, found, "en")
+    assert page.errors == []
+
+
+def test_a_real_profiler_trace(browser: Any, server: str, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")  # the `measure` extra, installed in CI
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+        schedule = torch.profiler.schedule(wait=0, warmup=1, active=3)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule) as prof:
+            for _ in range(4):
+                loss = model(torch.randn(32, 64)).sum()
+                loss.backward()
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+                prof.step()
+        prof.export_chrome_trace(str(tmp_path / "rank0.json"))
+    finally:
+        dist.destroy_process_group()
+    found = explain(tmp_path / "rank0.json")
+    page = analysed(browser, server, [tmp_path / "rank0.json"])
+    check_parity(page, found, "en")
+
+
+def test_the_timeline_draws_each_rank_and_fits_a_phone(browser: Any, server: str, tmp_path: Path) -> None:
+    page = analysed(browser, server, cpu_run(tmp_path), lang="fr", width=390)
+    svg = page.locator("#timeline svg")
+    assert svg.locator("text", has_text="rank").count() == 0  # French labels: « rang »
+    assert svg.locator("text", has_text="rang").count() == 3
+    for part in ("compute", "exposed", "other"):
+        assert svg.locator(f"rect.{part}").count() >= 3
+    assert page.locator("#timeline .legend li").count() == 3
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert svg.evaluate("s => s.getBoundingClientRect().right") <= 390
+    page.select_option("#step-choice", "0")
+    page.locator("#timeline-title", has_text="5").wait_for()
+    assert page.errors == []
+
+
+def test_wide_screen_keeps_the_table_whole(browser: Any, server: str, tmp_path: Path) -> None:
+    page = analysed(browser, server, cpu_run(tmp_path), width=1280)
+    sizes = page.eval_on_selector_all("#results .scroll", "els => els.map(e => [e.scrollWidth, e.clientWidth])")
+    assert sizes and all(scroll <= client for scroll, client in sizes), sizes
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda d: [d / "notes.json"], "notes.json"),
+        (lambda d: [write(d / "empty.json", [op("aten::mm", 0, 5)])], "ProfilerStep"),
+    ],
+)
+def test_a_bad_file_is_named_in_the_page(browser: Any, server: str, tmp_path: Path, make: Any, said: str) -> None:
+    (tmp_path / "notes.json").write_text("not a trace")
+    page = new_page(browser)
+    page.goto(f"{server}/explain?lang=en")
+    page.set_input_files("#trace", [str(f) for f in make(tmp_path)])
+    error = page.locator("#explain-error")
+    error.wait_for()
+    assert said in error.inner_text()
+    assert page.locator("#ranks").count() == 0
+
+
+def test_ranks_with_other_steps_are_refused(browser: Any, server: str, tmp_path: Path) -> None:
+    files = cpu_run(tmp_path)
+    files[2] = write(tmp_path / "rank2.json", [step(1, 0, 100), op("aten::mm", 0, 5)], rank=2, world=3)
+    page = new_page(browser)
+    page.goto(f"{server}/explain?lang=en")
+    page.set_input_files("#trace", [str(f) for f in files])
+    page.locator("#explain-error").wait_for()
+    assert "rank2.json" in page.locator("#explain-error").inner_text()
+
+
+def test_nothing_is_sent_unless_asked(browser: Any, server: str, tmp_path: Path) -> None:
+    files = cpu_run(tmp_path)
+    page = new_page(browser)
+    posted: list[str] = []
+    page.on("request", lambda request: posted.append(request.url) if request.method == "POST" else None)
+    page.goto(f"{server}/explain?lang=en")
+    page.set_input_files("#trace", [str(f) for f in files])
+    page.locator("#ranks").wait_for()
+    page.click("button[type=submit]")
+    page.locator("#ranks").wait_for()
+    assert posted == []
+    page.check("#server")
+    page.click("button[type=submit]")
+    page.locator("#analysed").wait_for()
+    assert len(posted) == 1 and posted[0].startswith(f"{server}/explain")
+    assert page.locator("#ranks tbody tr").count() == 3
+
+
+def test_without_javascript_the_server_explains(browser: Any, server: str, tmp_path: Path) -> None:
+    page = new_page(browser, java_script_enabled=False, locale="fr-FR")
+    page.goto(server + "/explain")
+    assert page.locator("h1").inner_text() == "Où passe la durée d'une étape"
+    page.set_input_files("#trace", [str(f) for f in cpu_run(tmp_path)])
+    page.click("button[type=submit]")
+    page.locator("#analysed").wait_for()
+    assert page.locator("#ranks tbody tr").count() == 3
+
+
+def test_the_page_has_no_serious_accessibility_violation(browser: Any, server: str, tmp_path: Path) -> None:
+    from tests.browser.test_page import AXE
+
+    page = new_page(browser, bypass_csp=True)
+    page.goto(f"{server}/explain?lang=fr")
+    page.set_input_files("#trace", [str(f) for f in cpu_run(tmp_path)])
+    page.locator("#timeline svg").wait_for()
+    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == [], json.dumps([(v["id"], v["help"], [n["target"] for n in v["nodes"]]) for v in serious])
