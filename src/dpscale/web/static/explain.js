@@ -359,12 +359,28 @@
   }
 
   // -- what the page shows ---------------------------------------------------------------------
-  function number(x, decimals) { return new Intl.NumberFormat(lang, { maximumFractionDigits: decimals }).format(x); }
-  function percent(x) { return new Intl.NumberFormat(lang, { style: "percent", maximumFractionDigits: 1 }).format(x); }
+  // Rounded as dpscale.format rounds: the number's shortest decimal text (Python's repr, JavaScript's
+  // String), half to even; Intl takes a decimal string exactly.
+  function decimal(x, places) {  // the decimal text of x times 10**places, exactly
+    var m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(x));
+    if (!m) return String(x);
+    var digits = m[2] + (m[3] || ""), point = m[2].length + parseInt(m[4] || "0", 10) + places;
+    if (point <= 0) return m[1] + "0." + "0".repeat(-point) + digits;
+    if (point >= digits.length) return m[1] + digits + "0".repeat(point - digits.length);
+    return m[1] + digits.slice(0, point) + "." + digits.slice(point);
+  }
+  function format(x, options) {
+    return new Intl.NumberFormat(lang, Object.assign({ roundingMode: "halfEven" }, options)).format(x);
+  }
+  function number(x, decimals) { return format(decimal(x, 0), { maximumFractionDigits: decimals }); }
+  function percent(x) {
+    var text = format(decimal(x, 0), { style: "percent", maximumFractionDigits: 1 });
+    return lang === "fr" ? text.replace(/\s*%/, "\u00a0%") : text;  // as dpscale.format.format_percent
+  }
   function ms(seconds) {  // three significant digits, as dpscale.format.format_milliseconds
     var value = seconds * 1000;
     var decimals = value > 0 ? Math.max(0, 2 - Math.floor(Math.log10(value))) : 0;
-    return new Intl.NumberFormat(lang, { style: "unit", unit: "millisecond", unitDisplay: "short", maximumFractionDigits: decimals }).format(value);
+    return format(decimal(seconds, 3), { style: "unit", unit: "millisecond", unitDisplay: "short", maximumFractionDigits: decimals });
   }
   function times(x) { return number(x, 2) + (lang === "fr" ? "\u00a0×" : "×"); }
 
