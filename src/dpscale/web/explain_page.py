@@ -76,14 +76,19 @@ def explain_uploads(uploads: list[Upload]) -> Any:
     return explain_timelines(timelines)
 
 
-async def _uploads(request: Request) -> list[Upload]:
-    """The files posted as ``trace``, by the names their user gave them (an empty file input is none)."""
-    form = await request.form(max_files=_files.MAX_TRACE_FILES, max_fields=16)
-    found = []
-    for item in form.getlist("trace"):
-        if isinstance(item, UploadFile) and (item.filename or item.size):
-            found.append((PurePath(item.filename or "trace").name or "trace", item.file))
-    return found
+async def _explained(request: Request) -> Any:
+    """The explanation of the files posted as ``trace``, each by the name its user gave it.
+
+    The form's files (spooled to disk by Starlette as they arrive) are closed once read; an empty
+    file input (no name, no bytes) is no file.
+    """
+    async with request.form(max_files=_files.MAX_TRACE_FILES, max_fields=16) as form:
+        uploads = [
+            (PurePath(item.filename or "trace").name or "trace", item.file)
+            for item in form.getlist("trace")
+            if isinstance(item, UploadFile) and (item.filename or item.size)
+        ]
+        return await run_in_threadpool(explain_uploads, uploads)
 
 
 def _words(lang: Lang) -> dict[str, str]:
@@ -182,8 +187,7 @@ def explain_router() -> APIRouter:
     async def explain_posted(request: Request, lang: str | None = None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
         try:
-            uploads = await _uploads(request)
-            found = await run_in_threadpool(explain_uploads, uploads)
+            found = await _explained(request)
         except InvalidInput as exc:
             return page(request, lang, error=exc.localized(chosen))
         except HTTPException as exc:  # a body that is not a form of files
@@ -205,8 +209,7 @@ def explain_router() -> APIRouter:
         openapi_extra={"requestBody": _TRACES_BODY},
     )
     async def api_explain(request: Request) -> JSONResponse:
-        uploads = await _uploads(request)  # the app answers a dpscale error as a 422 naming the field
-        found = await run_in_threadpool(explain_uploads, uploads)
+        found = await _explained(request)  # the app answers a dpscale error as a 422 naming the field
         return JSONResponse(found.to_dict())
 
     return router
