@@ -1,12 +1,13 @@
 """/explain: where each rank's step time goes, from the trace files a user chooses.
 
-By default the page's script (static/explain.js) reads the files in the browser and sends
-nothing. On request, or without JavaScript, the files are posted: ``POST /explain`` answers the
-page with the results, ``POST /api/v1/explain`` the JSON of ``dpscale explain --json``. The guard
-(security.py) lets these two routes take up to :data:`~dpscale.web.security.MAX_UPLOAD` bytes,
-streamed: Starlette's form parser spools each file to disk as it arrives, and each is copied to
-a temporary file, read by the core and deleted before the next, so that neither the request nor
-its files are ever held in memory whole.
+By default the page's scripts read the files in the browser and send nothing (static/trace_rules.js
+mirrors the core's rules; tests/browser/test_explain_page.py checks they agree). On request, or
+without JavaScript, the files are posted: ``POST /explain`` answers the page with the results,
+``POST /api/v1/explain`` the JSON of ``dpscale explain --json``. The guard (security.py) lets
+these two routes take up to :data:`~dpscale.web.security.MAX_UPLOAD` bytes, streamed: Starlette's
+form parser spools each file to disk as it arrives, and each is copied to a temporary file, read
+by the core and deleted before the next, so that neither the request nor its files are ever held
+in memory whole.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dpscale.web.schemas import ErrorsOut
 from dpscale.web.security import MAX_UPLOAD, UPLOAD_SECONDS
 from dpscale.web.templating import environment
 
-__all__ = ["LOCAL_MOST", "explain_router"]
+__all__ = ["LOCAL_MOST", "explain_router", "explain_uploads"]
 
 LOCAL_MOST = 500_000_000  # characters of JSON per file that a browser reads (its longest string is about 2**29)
 _COPY = 1 << 20  # bytes copied at a time from an upload to the file the core reads
