@@ -148,6 +148,10 @@ def _words(lang: Lang) -> dict[str, str]:
             "%(file)s has other profiler steps than %(other)s: every rank's trace must hold the same steps."
         ),
         "none": _("Choose one or more trace files."),
+        "too_large": _(
+            "These files weigh %(size)s MiB; the server takes at most %(mib)s MiB in all: "
+            "untick the box to read them in your browser, or gzip them."
+        ),
         "no_gzip": _("This browser cannot open gzipped files: tick “Analyse on the server”."),
     }
 
@@ -167,6 +171,7 @@ def explain_router() -> APIRouter:
             "version": __version__,
             "words": _words(chosen),
             "local_most": LOCAL_MOST,
+            "max_upload": MAX_UPLOAD,
             "max_upload_mib": MAX_UPLOAD >> 20,
             "upload_seconds": int(UPLOAD_SECONDS),
             "found": found,

@@ -191,9 +191,15 @@
       .catch(function (err) { fail(err instanceof Refused ? err.text : String(err)); });
   }
 
+  var maxUpload = parseInt(form.getAttribute("data-max-upload"), 10);
   form.addEventListener("submit", function (event) {
-    if (server.checked) return;  // posted: the server answers with the results filled in
+    var size = Array.from(input.files || []).reduce(function (total, f) { return total + f.size; }, 0);
+    if (server.checked && size <= maxUpload) return;  // posted: the server answers with the results filled in
     event.preventDefault();
+    if (server.checked) {  // not sent: the server would refuse it once sent
+      fail(say(words.too_large, { size: number(size / 1048576, 1), mib: number(maxUpload / 1048576, 0) }));
+      return;
+    }
     analyse();
   });
   input.addEventListener("change", function () { if (!server.checked && input.files.length) analyse(); });
