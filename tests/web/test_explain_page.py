@@ -199,3 +199,20 @@ def test_a_streamed_upload_is_handed_over_as_it_comes_and_cut_off_past_the_limit
 def test_a_stalled_upload_is_a_408() -> None:
     status, _ = _run([b"x", b"y"], gap=0.2)
     assert status == 408
+
+
+def _multipart(mib: int) -> Any:
+    yield b'--zz\r\nContent-Disposition: form-data; name="trace"; filename="big.json"\r\n\r\n'
+    for _ in range(mib):
+        yield b" " * (1 << 20)
+    yield b"\r\n--zz--\r\n"
+
+
+def test_a_form_of_files_sent_in_chunks_past_the_limit_is_a_413(client: TestClient) -> None:
+    form = {"content-type": "multipart/form-data; boundary=zz"}
+    r = client.post("/api/v1/explain", content=_multipart(MAX_UPLOAD >> 20), headers=form)
+    assert r.status_code == 413
+    assert r.json()["errors"][0]["message"].endswith("at most 67108864 bytes (64 MiB)")
+    r = client.post("/api/v1/explain", content=_multipart(3), headers=form)  # 3 MiB: past a page's bound only
+    assert r.status_code == 422
+    assert "big.json" in r.json()["errors"][0]["message"]
