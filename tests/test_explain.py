@@ -64,6 +64,19 @@ def test_one_step_splits_into_compute_exposed_and_other(tmp_path: Path) -> None:
     assert rank.device == "cpu"
 
 
+def test_a_step_as_a_timeline_draws_it(tmp_path: Path) -> None:
+    from dpscale.explain.timeline import step_drawing
+
+    drawn = step_drawing(read_trace(write(tmp_path / "r0.json", [*ONE_STEP, step(2, 100, 50)])), 0)
+    assert drawn.step == 1
+    assert_close(drawn.length, 100e-6)
+    assert [tuple(round(x * 1e6, 6) for x in iv) for iv in drawn.compute] == [(10, 40), (55, 60)]
+    assert [tuple(round(x * 1e6, 6) for x in iv) for iv in drawn.exposed] == [(40, 55), (60, 90)]
+    assert step_drawing(read_trace(tmp_path / "r0.json")).step == 2  # the last by default
+    with pytest.raises(InvalidInput):
+        step_drawing(read_trace(tmp_path / "r0.json"), 2)
+
+
 def test_operators_inside_a_collective_are_communication(tmp_path: Path) -> None:
     events = [step(1, 0, 100), op("c10d::allreduce_", 10, 50), op("aten::copy_", 20, 10), op("aten::mul", 70, 10)]
     rank = explain(write(tmp_path / "r0.json", events)).ranks[0]

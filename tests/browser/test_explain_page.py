@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from dpscale.explain import Explanation, explain
+from dpscale.explain import Explanation, explain, read_trace
+from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid
 from tests.browser.test_page import new_page
 from tests.test_explain import GLOO, op, step, write
@@ -144,6 +145,16 @@ def check_parity(page: Any, found: Explanation, lang: str) -> None:
     assert page.locator("#notes li").count() == len(found.notes)
 
 
+def check_drawing(page: Any, files: list[Path], step: int = -1) -> None:
+    """The timeline's rows hold the intervals dpscale.explain.timeline gives (files in rank order)."""
+    drawn = page.eval_on_selector_all(
+        "#timeline g.rank",
+        "rows => rows.map(g => [g.querySelectorAll('rect.compute').length, g.querySelectorAll('rect.exposed').length])",
+    )
+    expected = [step_drawing(read_trace(f), step) for f in files]
+    assert drawn == [[len(e.compute), len(e.exposed)] for e in expected]
+
+
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_the_page_computes_what_the_core_computes_on_a_cpu_run(
     browser: Any, server: str, tmp_path: Path, lang: str
@@ -154,6 +165,7 @@ def test_the_page_computes_what_the_core_computes_on_a_cpu_run(
     assert found.slowest_rank == 2
     page = analysed(browser, server, files, lang=lang)
     check_parity(page, found, lang)
+    check_drawing(page, files)
     assert page.errors == []
 
 
@@ -188,7 +200,8 @@ def test_a_real_profiler_trace(browser: Any, server: str, tmp_path: Path) -> Non
 
 
 def test_the_timeline_draws_each_rank_and_fits_a_phone(browser: Any, server: str, tmp_path: Path) -> None:
-    page = analysed(browser, server, cpu_run(tmp_path), lang="fr", width=390)
+    files = cpu_run(tmp_path)
+    page = analysed(browser, server, files, lang="fr", width=390)
     svg = page.locator("#timeline svg")
     assert svg.locator("text", has_text="rank").count() == 0  # French labels: « rang »
     assert svg.locator("text", has_text="rang").count() == 3
@@ -199,6 +212,7 @@ def test_the_timeline_draws_each_rank_and_fits_a_phone(browser: Any, server: str
     assert svg.evaluate("s => s.getBoundingClientRect().right") <= 390
     page.select_option("#step-choice", "0")
     page.locator("#timeline-title", has_text="5").wait_for()
+    check_drawing(page, files, 0)
     assert page.errors == []
 
 
@@ -251,6 +265,8 @@ def test_nothing_is_sent_unless_asked(browser: Any, server: str, tmp_path: Path)
     page.check("#server")
     page.click("button[type=submit]")
     page.locator("#analysed").wait_for()
+    page.locator("#timeline svg").wait_for()  # the server sends the last step of each rank to draw
+    assert page.locator("#timeline g.rank").count() == 3
     assert len(posted) == 1
     assert posted[0].startswith(f"{server}/explain")
     assert page.locator("#ranks tbody tr").count() == 3

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.explain import explain
+from dpscale.explain import explain, read_trace
+from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid
 from dpscale.web.app import create_app
 from dpscale.web.security import MAX_UPLOAD, Guard
@@ -67,6 +68,14 @@ def test_posted_traces_give_the_cores_table(client: TestClient, tmp_path: Path, 
     grid = explanation_grid(found, lang)  # type: ignore[arg-type]
     assert cells(r.text, "ranks") == [list(row) for row in grid.rows]
     assert len(cells(r.text, "levers")) == len(found.levers)
+    drawing = json.loads(html.unescape(re.search(r"data-drawing='([^']*)'", r.text).group(1)))  # type: ignore[union-attr]
+    assert drawing["slowest"] == 2
+    expected = [step_drawing(read_trace(f)) for f in files]
+    assert [d["rank"] for d in drawing["ranks"]] == [0, 1, 2]
+    for d, e in zip(drawing["ranks"], expected, strict=True):
+        assert d["step"] == e.step == 8
+        assert d["compute"] == [list(iv) for iv in e.compute]
+        assert d["exposed"] == [list(iv) for iv in e.exposed]
     assert "rank0.json" in r.text  # the note on its unreadable events names the upload by its own name
     assert "dpscale-explain-" not in r.text  # never the server's copy
 
@@ -121,6 +130,14 @@ def test_bad_files_are_a_422_naming_them_never_a_500(client: TestClient, tmp_pat
         said = re.search(r'id="explain-error" role="alert">([^<]*)<', page.text)
         assert said is not None, case
         assert "attendu" in said.group(1), said.group(1)  # in the page's language
+
+
+def test_uploads_of_the_same_name_are_told_apart(client: TestClient, tmp_path: Path) -> None:
+    one = write(tmp_path / "a.json", ONE_STEP, rank=0).read_bytes()
+    files = [("trace", ("trace.json", one, "application/json"))] * 2
+    r = client.post("/api/v1/explain", files=files)
+    assert r.status_code == 422
+    assert "trace.json (2)" in r.json()["errors"][0]["message"]  # rank 0 twice: which file is named
 
 
 def test_a_body_that_is_not_a_form_of_files_is_a_4xx(client: TestClient) -> None:

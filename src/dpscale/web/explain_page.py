@@ -60,36 +60,47 @@ _TRACES_BODY = {
 }
 
 
-def explain_uploads(uploads: list[Upload]) -> Any:
-    """The core's :class:`~dpscale.explain.Explanation` of uploaded traces, each called by its own name."""
+def explain_uploads(uploads: list[Upload]) -> tuple[Any, list[Any]]:
+    """The core's :class:`~dpscale.explain.Explanation` of uploaded traces, each called by its own name,
+    and the last step of each of its ranks as a timeline draws it (in the explanation's order).
+    """
     from dpscale.explain import explain_timelines, read_trace
+    from dpscale.explain.timeline import step_drawing
 
     if not uploads:
         raise InvalidInput("trace", "", NO_FILES)
-    timelines = []
+    timelines = {}
     with tempfile.TemporaryDirectory(prefix="dpscale-explain-") as folder:
         for number, (name, source) in enumerate(uploads):
             copy = Path(folder) / str(number)
             with copy.open("wb") as out:
                 shutil.copyfileobj(source, out, _COPY)
-            timelines.append(read_trace(copy, name=name))
+            timelines[name] = read_trace(copy, name=name)
             copy.unlink()  # one copy on disk at a time
-    return explain_timelines(timelines)
+    found = explain_timelines(list(timelines.values()))
+    return found, [step_drawing(timelines[rank.file]) for rank in found.ranks]
 
 
-async def _explained(request: Request) -> Any:
-    """The explanation of the files posted as ``trace``, each by the name its user gave it.
+def _named(names: list[str]) -> list[str]:
+    """Each upload's name, made unique (``trace.json (2)``) so that results and errors tell them apart."""
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return unique
+
+
+async def _explained(request: Request) -> tuple[Any, list[Any]]:
+    """:func:`explain_uploads` of the files posted as ``trace``, each by the name its user gave it.
 
     The form's files (spooled to disk by Starlette as they arrive) are closed once read; an empty
     file input (no name, no bytes) is no file.
     """
     async with request.form(max_files=_files.MAX_TRACE_FILES, max_fields=16) as form:
-        uploads = [
-            (PurePath(item.filename or "trace").name or "trace", item.file)
-            for item in form.getlist("trace")
-            if isinstance(item, UploadFile) and (item.filename or item.size)
-        ]
-        return await run_in_threadpool(explain_uploads, uploads)
+        files = [i for i in form.getlist("trace") if isinstance(i, UploadFile) and (i.filename or i.size)]
+        names = _named([PurePath(item.filename or "trace").name or "trace" for item in files])
+        return await run_in_threadpool(explain_uploads, [(n, f.file) for n, f in zip(names, files, strict=True)])
 
 
 def _words(lang: Lang) -> dict[str, str]:
@@ -160,7 +171,9 @@ def explain_router() -> APIRouter:
     """The page (GET and POST) and the JSON API of /explain."""
     router = APIRouter()
 
-    def page(request: Request, lang: str | None, found: Any = None, error: str | None = None) -> HTMLResponse:
+    def page(
+        request: Request, lang: str | None, found: Any = None, error: str | None = None, drawings: Any = ()
+    ) -> HTMLResponse:
         chosen = choose_lang(request, lang or request.query_params.get("lang"))
         other = "en" if chosen == "fr" else "fr"
         variables = {
@@ -180,6 +193,12 @@ def explain_router() -> APIRouter:
             "grid": explanation_grid(found, chosen) if found else None,
             "levers": explanation_levers(found, chosen) if found and found.levers else None,
             "notes": [note.localized(chosen) for note in found.notes] if found else [],
+            "drawing": {
+                "slowest": next((i for i, r in enumerate(found.ranks) if r.rank == found.slowest_rank), 0),
+                "ranks": [{"rank": r.rank, **d.to_dict()} for r, d in zip(found.ranks, drawings, strict=True)],
+            }
+            if found
+            else None,
         }
         text = environment(chosen).get_template("explain.html").render(variables)
         status = 422 if error else 200
@@ -193,12 +212,12 @@ def explain_router() -> APIRouter:
     async def explain_posted(request: Request, lang: str | None = None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
         try:
-            found = await _explained(request)
+            found, drawings = await _explained(request)
         except InvalidInput as exc:
             return page(request, lang, error=exc.localized(chosen))
         except HTTPException as exc:  # a body that is not a form of files
             return page(request, lang, error=f"{exc.status_code}: {exc.detail}")
-        return page(request, lang, found=found)
+        return page(request, lang, found=found, drawings=drawings)
 
     @router.post(
         "/api/v1/explain",
@@ -215,7 +234,7 @@ def explain_router() -> APIRouter:
         openapi_extra={"requestBody": _TRACES_BODY},
     )
     async def api_explain(request: Request) -> JSONResponse:
-        found = await _explained(request)  # the app answers a dpscale error as a 422 naming the field
+        found, _ = await _explained(request)  # the app answers a dpscale error as a 422 naming the field
         return JSONResponse(found.to_dict())
 
     return router

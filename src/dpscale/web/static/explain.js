@@ -18,7 +18,7 @@
 
   var rules = window.dpscaleTraces;
   if (!rules) return;
-  var Refused = rules.Refused, say = rules.say, US = rules.US, difference = rules.difference, clip = rules.clip;
+  var Refused = rules.Refused, say = rules.say;
 
   // -- what the page shows ---------------------------------------------------------------------
   // Rounded as dpscale.format rounds: the number's shortest decimal text (Python's repr, JavaScript's
@@ -108,6 +108,31 @@
     return node;
   }
 
+  function figure(choice) {  // the timeline's frame: its title, a step to choose (if any), the drawing, the legend
+    var legend = el("ul", { class: "legend" }, [["compute", words.compute], ["exposed", words.exposed_long], ["other", words.other_long]].map(function (l) {
+      return el("li", {}, [el("span", { class: "swatch " + l[0] }), l[1]]);
+    }));
+    var parts = [el("figcaption", { id: "timeline-title" })];
+    if (choice) parts.push(el("label", { for: "step-choice" }, [words.step + " "]), choice);
+    parts.push(el("div", { id: "timeline-drawing" }), legend);
+    return el("figure", { class: "timeline", id: "timeline" }, parts);
+  }
+
+  // Draws rows() (one StepDrawing per rank, as dpscale.explain.timeline gives them) into the figure,
+  // now and whenever the page's width changes.
+  function drawInto(frame, rows, ranks, slowest) {
+    var draw = function () {
+      var drawn = rows();
+      frame.querySelector("#timeline-title").textContent = say(words.timeline, { step: number(drawn[0].step, 0) });
+      var holder = frame.querySelector("#timeline-drawing");
+      holder.replaceChildren(drawing(drawn, ranks, slowest, holder.clientWidth || 640));
+    };
+    var timer = null;
+    window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(draw, 150); });
+    setTimeout(draw, 0);  // once the figure is in the page and has a width
+    return draw;
+  }
+
   function timelineFigure(found) {
     var steps = found.timelines[0].steps;
     var select = el("select", { id: "step-choice" }, steps.map(function (s, i) {
@@ -115,57 +140,45 @@
       if (i === steps.length - 1) option.selected = true;  // the last: past the warm-up
       return option;
     }));
-    var holder = el("div", { id: "timeline-drawing" });
-    var legend = el("ul", { class: "legend" }, [["compute", words.compute], ["exposed", words.exposed_long], ["other", words.other_long]].map(function (l) {
-      return el("li", {}, [el("span", { class: "swatch " + l[0] }), l[1]]);
-    }));
-    var title = el("figcaption", { id: "timeline-title" });
-    var figure = el("figure", { class: "timeline", id: "timeline" }, [
-      title, el("label", { for: "step-choice" }, [words.step + " "]), select, holder, legend
-    ]);
-    var draw = function () {
+    var frame = figure(select);
+    var ranks = found.ranks.map(function (r) { return r.rank; });
+    select.addEventListener("change", drawInto(frame, function () {
       var index = parseInt(select.value, 10);
-      title.textContent = say(words.timeline, { step: number(steps[index][0], 0) });
-      holder.replaceChildren(drawing(found, index, holder.clientWidth || 640));
-    };
-    select.addEventListener("change", draw);
-    var timer = null;
-    window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(draw, 150); });
-    setTimeout(draw, 0);  // once the figure is in the page and has a width
-    return figure;
+      return found.timelines.map(function (t) { return rules.stepDrawing(t, index); });
+    }, ranks, found.slowest));
+    return frame;
   }
 
-  function drawing(found, index, width) {
-    var rows = found.timelines;
+  function drawing(rows, ranks, slowest, width) {
     var band = rows.length <= 32 ? 22 : Math.max(4, Math.floor(704 / rows.length));
     var labelled = band >= 14;
     var left = labelled ? 64 : 8, right = 12, top = 6, axis = 26;
     var height = top + band * rows.length + axis;
-    var longest = Math.max.apply(null, rows.map(function (t) { return t.steps[index][2] - t.steps[index][1]; })) || 1;
+    var longest = Math.max.apply(null, rows.map(function (d) { return d.length; })) || 1;
     var scale = (width - left - right) / longest;
-    var label = say(words.timeline_alt, { step: number(rows[0].steps[index][0], 0) });
+    var label = say(words.timeline_alt, { step: number(rows[0].step, 0) });
     var root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": label });
-    rows.forEach(function (t, r) {
-      var low = t.steps[index][1], high = t.steps[index][2];
+    rows.forEach(function (d, r) {
       var y = top + r * band;
       var bar = band - (labelled ? 6 : 1);
-      root.append(svg("rect", { x: left, y: y, width: (high - low) * scale, height: bar, fill: COLOURS.other, class: "other" }));
-      var parts = [["compute", clip(t.compute, low, high)], ["exposed", clip(difference(t.communication, t.compute), low, high)]];
-      parts.forEach(function (p) {
-        p[1].forEach(function (iv) {
-          root.append(svg("rect", { x: left + (iv[0] - low) * scale, y: y, width: Math.max(0.5, (iv[1] - iv[0]) * scale), height: bar, fill: COLOURS[p[0]], class: p[0] }));
+      var row = svg("g", { class: "rank" });
+      root.append(row);
+      row.append(svg("rect", { x: left, y: y, width: d.length * scale, height: bar, fill: COLOURS.other, class: "other" }));
+      ["compute", "exposed"].forEach(function (part) {
+        d[part].forEach(function (iv) {
+          row.append(svg("rect", { x: left + iv[0] * scale, y: y, width: Math.max(0.5, (iv[1] - iv[0]) * scale), height: bar, fill: COLOURS[part], class: part }));
         });
       });
       if (labelled) {
-        var name = say(words.rank_n, { rank: number(found.ranks[r].rank, 0) });
-        root.append(svg("text", { x: left - 6, y: y + bar - 4, "text-anchor": "end", "font-size": 12, "font-weight": r === found.slowest ? 700 : 400 }, name));
+        var name = say(words.rank_n, { rank: number(ranks[r], 0) });
+        row.append(svg("text", { x: left - 6, y: y + bar - 4, "text-anchor": "end", "font-size": 12, "font-weight": r === slowest ? 700 : 400 }, name));
       }
     });
     var base = top + band * rows.length;
     root.append(svg("line", { x1: left, x2: width - right, y1: base + 2, y2: base + 2, stroke: "#57606a" }));
     [0, 0.5, 1].forEach(function (f) {
       var x = left + f * (width - left - right);
-      root.append(svg("text", { x: x, y: base + 18, "font-size": 12, "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, ms(f * longest * US)));
+      root.append(svg("text", { x: x, y: base + 18, "font-size": 12, "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, ms(f * longest)));
     });
     return root;
   }
@@ -189,6 +202,15 @@
     };
     next(0).then(function () { show(rules.explain(timelines, words)); form.setAttribute("data-done", "local"); })
       .catch(function (err) { fail(err instanceof Refused ? err.text : String(err)); });
+  }
+
+  // Results the server analysed come with the last step of each rank to draw.
+  var sent = document.getElementById("server-timeline");
+  if (sent) {
+    var given = JSON.parse(sent.getAttribute("data-drawing"));
+    var frame = figure(null);
+    sent.replaceWith(frame);
+    drawInto(frame, function () { return given.ranks; }, given.ranks.map(function (d) { return d.rank; }), given.slowest);
   }
 
   var maxUpload = parseInt(form.getAttribute("data-max-upload"), 10);

@@ -2,7 +2,7 @@
 //
 // They MIRROR the Python core, dpscale/explain: reading.py (what is a step, compute and
 // communication; the sweep of a thread's nested events), intervals.py (union, difference, length
-// in a window) and breakdown.py (the split per step, the slowest rank, the wait, the efficiency,
+// in a window), timeline.py (one step as drawn) and breakdown.py (the split per step, the slowest rank, the wait, the efficiency,
 // the levers), function for function. tests/browser/test_explain_page.py loads the same files here
 // and into dpscale.explain.explain and checks that every number agrees: change both together.
 //
@@ -248,9 +248,16 @@ window.dpscaleTraces = (function () {
     return out;
   }
 
-  function clip(timeline, low, high) {  // the timeline's parts inside [low, high], for the drawing
+  // -- timeline.py ----------------------------------------------------------------------------
+  function within(timeline, low, high) {
     return timeline.filter(function (iv) { return iv[1] > low && iv[0] < high; })
-      .map(function (iv) { return [Math.max(iv[0], low), Math.min(iv[1], high)]; });
+      .map(function (iv) { return [(Math.max(iv[0], low) - low) * US, (Math.min(iv[1], high) - low) * US]; });
+  }
+
+  function stepDrawing(t, index) {  // one rank's step from its start: compute and exposed intervals (seconds)
+    var s = t.steps[index];
+    return { step: s[0], length: (s[2] - s[1]) * US, compute: within(t.compute, s[1], s[2]),
+      exposed: within(difference(t.communication, t.compute), s[1], s[2]) };
   }
 
   // -- breakdown.py ----------------------------------------------------------------------------
@@ -353,9 +360,7 @@ window.dpscaleTraces = (function () {
   return {
     Refused: Refused,
     say: say,
-    US: US,
-    difference: difference,
-    clip: clip,
+    stepDrawing: stepDrawing,
     readTrace: function (file, given, most, shown) { words = given; localMost = most; shownMost = shown; return readTrace(file); },
     explain: function (timelines, given) { words = given; return explain(timelines); }
   };
