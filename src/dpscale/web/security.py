@@ -143,9 +143,10 @@ class Guard:
         whole = False
         refused: tuple[int, bytes] | None = None
         started = False
+        gone = False  # the client left: nobody to answer, nothing to report
 
         async def counted() -> Message:
-            nonlocal received, whole, refused
+            nonlocal received, whole, refused, gone
             if whole or refused is not None:
                 return await receive()  # after the body: a disconnect, when it comes
             try:
@@ -161,6 +162,8 @@ class Guard:
                     refused = _too_large(limit)
                     return {"type": "http.disconnect"}
                 whole = not message.get("more_body", False)
+            else:
+                gone = True
             return message
 
         async def answer(message: Message) -> None:
@@ -172,7 +175,7 @@ class Guard:
         try:
             await self.app(scope, counted, answer)
         except Exception:
-            if refused is None:
+            if refused is None and not gone:
                 raise
         if refused is not None and not started:
             await _answer(send, refused, scope, None, limit)
