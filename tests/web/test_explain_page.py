@@ -18,7 +18,7 @@ from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid
 from dpscale.web.app import create_app
 from dpscale.web.security import MAX_UPLOAD, Guard
-from tests.browser.test_explain_page import cpu_run, gpu_run
+from tests.explain_support import cpu_run, gpu_run
 from tests.test_explain import ONE_STEP, op, step, write
 
 
