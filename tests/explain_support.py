@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import random
 from pathlib import Path
 from typing import Any
 
@@ -68,4 +69,54 @@ def gpu_run(folder: Path) -> list[Path]:
                 ),
             ]
         files.append(write(folder / f"gpu{rank}.json", events, rank=None))
+    return files
+
+
+def random_run(folder: Path, seed: int) -> list[Path]:
+    """Two or three ranks of random steps: nested operators, annotations and collectives on two
+    threads, sometimes GPU kernels, events out of order, and events the core must skip (a time
+    that is text, a bool, a thread named by a list, a category that is a list)."""
+    rng = random.Random(seed)  # noqa: S311 (made-up data, not secrets)
+    folder.mkdir(parents=True, exist_ok=True)
+    gpu = rng.random() < 0.3
+    names = ["aten::mm", "aten::add", "gloo:all_reduce", "c10d::allreduce_", "Optimizer.step", "nccl:all_reduce"]
+    cats = ["cpu_op", "user_annotation", "cpu_op", "operator", None]
+    files = []
+    for rank in range(rng.choice([2, 3])):
+        events: list[Any] = []
+        t = rng.uniform(0, 1e4)
+        for number in range(3):
+            length = rng.uniform(200, 2000)
+            events.append(step(number + 1, round(t, 3), round(length, 3)))
+            for _ in range(rng.randint(5, 25)):
+                start = round(t + rng.uniform(-50, length), 3)
+                event = op(
+                    rng.choice(names),
+                    start,
+                    round(rng.uniform(0, length / 2), 3),
+                    tid=rng.choice([10, 10, 11]),
+                    cat=rng.choice(cats),  # type: ignore[arg-type]
+                )
+                if gpu and rng.random() < 0.4:
+                    event["cat"] = "kernel"
+                    event["name"] = rng.choice(["sm90_gemm", "ncclDevKernel_AllReduce"])
+                    if "nccl" in event["name"]:
+                        event["args"] = {
+                            "In msg nelems": rng.randint(1, 10**6),
+                            "dtype": rng.choice(["Float", "BFloat16"]),
+                        }
+                odd = rng.random()
+                if odd < 0.03:
+                    event["ts"] = "soon"
+                elif odd < 0.05:
+                    event["pid"] = [1]
+                elif odd < 0.07:
+                    event["cat"] = ["cpu_op"]
+                elif odd < 0.08:
+                    event["dur"] = True
+                events.append(event)
+            t += length + rng.uniform(0, 100)
+        if rng.random() < 0.4:
+            rng.shuffle(events)
+        files.append(write(folder / f"rank{rank}.json", events, rank=rank, world=3))
     return files

@@ -19,7 +19,7 @@ from dpscale.explain import Explanation, explain, read_trace
 from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid
 from tests.browser.test_page import new_page
-from tests.explain_support import cpu_run, gpu_run
+from tests.explain_support import cpu_run, gpu_run, random_run
 from tests.test_explain import op, step, write
 
 pytestmark = pytest.mark.browser
@@ -114,6 +114,20 @@ def test_the_page_computes_what_the_core_computes_on_a_gpu_run(browser: Any, ser
     assert found.notes
     page = analysed(browser, server, files)
     check_parity(page, found, "en")
+    assert page.errors == []
+
+
+def test_random_runs_read_alike_in_the_page_and_the_core(browser: Any, server: str, tmp_path: Path) -> None:
+    page = new_page(browser, viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/explain?lang=en")
+    for seed in range(8):
+        files = random_run(tmp_path / str(seed), seed)
+        found = explain(files)
+        page.evaluate("document.getElementById('explain').removeAttribute('data-done')")
+        page.set_input_files("#trace", [str(f) for f in files])
+        page.locator("#explain[data-done]").wait_for()
+        check_parity(page, found, "en")
+        check_drawing(page, files)
     assert page.errors == []
 
 

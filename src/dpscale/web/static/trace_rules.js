@@ -343,7 +343,7 @@ window.dpscaleTraces = (function () {
       communication_time: slow.communication.mean,
       straggler_wait: mean(zip(most, meanOfRanks, function (m, w) { return m - w; })),
       step_time_cv: pooled.length > 1 && meanWork > 0 ? spread(pooled).sd / meanWork : 0,
-      bandwidth: perStep > 0 && slow.communication.mean > 0 ? perStep / slow.communication.mean : null
+      bandwidth: perStep > 0 && slow.communication.mean > 0 && isFinite(perStep / slow.communication.mean) ? perStep / slow.communication.mean : null
     };
     var stepTime = mean(rows.map(function (r) { return r.step_time.mean; }));
     var savings = [["balance", calibration.straggler_wait], ["communication", slow.exposed_communication.mean], ["host", slow.other.mean]];
