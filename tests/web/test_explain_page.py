@@ -145,7 +145,7 @@ def test_a_body_that_is_not_a_form_of_files_is_a_4xx(client: TestClient) -> None
     assert client.post("/api/v1/explain", content=b"x" * 100, headers=garbage).status_code == 400
     r = client.post("/explain", params={"lang": "en"}, content=b"x" * 100, headers=garbage)
     assert r.status_code == 422
-    assert 'id="explain-error" role="alert">400' in r.text
+    assert 'id="explain-error" role="alert">The request does not hold files as the form sends them' in r.text
 
 
 def test_more_than_a_pages_body_is_taken_but_not_past_the_upload_limit(client: TestClient, tmp_path: Path) -> None:

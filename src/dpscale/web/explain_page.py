@@ -216,7 +216,8 @@ def explain_router() -> APIRouter:
         except InvalidInput as exc:
             return page(request, lang, error=exc.localized(chosen))
         except HTTPException as exc:  # a body that is not a form of files
-            return page(request, lang, error=f"{exc.status_code}: {exc.detail}")
+            said = translation(chosen).gettext("The request does not hold files as the form sends them (%(reason)s).")
+            return page(request, lang, error=said % {"reason": exc.detail})
         return page(request, lang, found=found, drawings=drawings)
 
     @router.post(
