@@ -64,6 +64,19 @@ def test_one_step_splits_into_compute_exposed_and_other(tmp_path: Path) -> None:
     assert rank.device == "cpu"
 
 
+def test_a_step_as_a_timeline_draws_it(tmp_path: Path) -> None:
+    from dpscale.explain.timeline import step_drawing
+
+    drawn = step_drawing(read_trace(write(tmp_path / "r0.json", [*ONE_STEP, step(2, 100, 50)])), 0)
+    assert drawn.step == 1
+    assert_close(drawn.length, 100e-6)
+    assert [tuple(round(x * 1e6, 6) for x in iv) for iv in drawn.compute] == [(10, 40), (55, 60)]
+    assert [tuple(round(x * 1e6, 6) for x in iv) for iv in drawn.exposed] == [(40, 55), (60, 90)]
+    assert step_drawing(read_trace(tmp_path / "r0.json")).step == 2  # the last by default
+    with pytest.raises(InvalidInput):
+        step_drawing(read_trace(tmp_path / "r0.json"), 2)
+
+
 def test_operators_inside_a_collective_are_communication(tmp_path: Path) -> None:
     events = [step(1, 0, 100), op("c10d::allreduce_", 10, 50), op("aten::copy_", 20, 10), op("aten::mul", 70, 10)]
     rank = explain(write(tmp_path / "r0.json", events)).ranks[0]
@@ -178,6 +191,13 @@ def test_unreadable_events_are_counted_and_left_out(tmp_path: Path) -> None:
     assert "3 events could not be read" in found.to_dict()["notes"][0]
 
 
+def test_a_step_on_a_thread_named_by_a_list_is_left_out(tmp_path: Path) -> None:
+    odd = {**step(2, 200, 100), "pid": [1]}
+    found = explain(write(tmp_path / "r0.json", [*ONE_STEP, odd]))
+    assert found.ranks[0].steps == 1
+    assert found.ranks[0].skipped == 1
+
+
 # -- bad input: one error naming the file, never a traceback ------------------------------------
 
 
@@ -230,6 +250,15 @@ def test_a_truncated_trace(tmp_path: Path, keep: float) -> None:
     message = str(refused(cut))
     assert "cut.json" in message
     assert "cut short" in message
+
+
+def test_a_trace_read_under_another_name_is_called_by_it(tmp_path: Path) -> None:
+    copy = write(tmp_path / "upload-0", ONE_STEP)
+    assert read_trace(copy, name="rank0.json").file == "rank0.json"
+    (tmp_path / "upload-1").write_text("{}")
+    with pytest.raises(InvalidInput) as caught:
+        read_trace(tmp_path / "upload-1", name="rank1.json")
+    assert caught.value.value == "rank1.json"
 
 
 def test_a_damaged_gzip(tmp_path: Path) -> None:
@@ -330,9 +359,9 @@ def test_only_a_cpu_trace_out_of_order_is_read_again(tmp_path: Path, monkeypatch
     reads: list[bool] = []
     original = reading._read_file
 
-    def counted(path: Path, *, in_order: bool) -> Any:
+    def counted(path: Path, *, in_order: bool, shown: str | None = None) -> Any:
         reads.append(in_order)
-        return original(path, in_order=in_order)
+        return original(path, in_order=in_order, shown=shown)
 
     monkeypatch.setattr(reading, "_read_file", counted)
     kernels = [op("sm90_gemm", 0, 60, tid=7, cat="kernel"), op("ncclDevKernel_AllReduce", 50, 20, tid=8, cat="kernel")]

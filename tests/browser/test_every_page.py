@@ -11,7 +11,7 @@ from tests.browser.test_page import new_page
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["/", "/batch", "/pipeline", "/plan", "/predict", "/fit"]
+PAGES = ["/", "/batch", "/pipeline", "/plan", "/predict", "/fit", "/explain"]
 
 
 @pytest.mark.parametrize("lang", ["fr", "en"])

@@ -3,8 +3,9 @@ matches the schema, never a 5xx, and every schema-valid request to /api/v1/scali
 
 The other endpoints have rules across fields that OpenAPI cannot state (base_learning_rate needs
 base_batch; chunks > 1 needs the interleaved schedule; devices or a deadline, not both; a link
-preset or a bandwidth, not both; measurements at two sizes or more), so a
-schema-valid request may get a 422 there; it must then name a field of the request.
+preset or a bandwidth, not both; measurements at two sizes or more), and /api/v1/explain's files
+must be profiler traces, which a schema cannot say, so a schema-valid request may get a 422
+there; it must then name a field of the request.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
 schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(
     expected_statuses=[*NegativeDataRejectionConfig._DEFAULT_EXPECTED_STATUSES, "413", "414"]
 )
-CROSS_FIELD_RULES = {"/api/v1/batch", "/api/v1/pipeline", "/api/v1/plan", "/api/v1/predict", "/api/v1/fit"}
+CROSS_FIELD_RULES = {
+    "/api/v1/batch",
+    "/api/v1/pipeline",
+    "/api/v1/plan",
+    "/api/v1/predict",
+    "/api/v1/fit",
+    "/api/v1/explain",
+}
 
 
 def a_422_names_a_field_of_the_request(ctx: Any, response: Any, case: schemathesis.Case) -> None:
@@ -35,6 +43,8 @@ def a_422_names_a_field_of_the_request(ctx: Any, response: Any, case: schemathes
     parameters = {p.name for p in case.operation.iter_parameters()} | {"request"}
     if case.operation.path == "/api/v1/fit":  # a JSON body: the keys its model declares
         parameters |= set(FitIn.model_fields)
+    if case.operation.path == "/api/v1/explain":  # a form of files
+        parameters |= {"trace"}
     for error in errors:
         assert error["message"], error
         assert error["field"].split(".")[0] in parameters, error  # devices.0: the first element

@@ -142,6 +142,19 @@ def test_a_chunked_body_past_the_limit_is_refused() -> None:
     assert small.status_code == 422  # a chunked body under the limit reaches the app whole
 
 
+def test_trace_files_past_a_pages_body_reach_the_explain_route(server: Server) -> None:
+    part = b'--zz\r\nContent-Disposition: form-data; name="trace"; filename="big.json"\r\n\r\n'
+    body = part + b" " * (3 << 20) + b"\r\n--zz--\r\n"  # 3 MiB of white space: read, and not a trace
+    head = (
+        "POST /api/v1/explain HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=zz\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    status, _, answer = server.exchange(head.encode() + body)
+    assert status == 422
+    assert "big.json" in json.loads(answer)["errors"][0]["message"]
+    assert server.alive()
+
+
 def test_an_error_echoes_a_few_dozen_characters_not_the_body(server: Server) -> None:
     body = json.dumps({"points": "x" * 900_000}).encode()
     head = (

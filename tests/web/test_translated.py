@@ -27,7 +27,7 @@ def sentences(page: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", [calc.path for calc in CALCULATORS.values()])
+@pytest.mark.parametrize("path", [*(calc.path for calc in CALCULATORS.values()), "/explain"])
 def test_no_english_sentence_is_left_on_the_french_page(path: str) -> None:
     client = TestClient(create_app())
     english = sentences(client.get(path, params={"lang": "en"}).text)

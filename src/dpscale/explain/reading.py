@@ -99,8 +99,11 @@ def trace_files(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def read_trace(path: str | Path) -> RankTimeline:
+def read_trace(path: str | Path, *, name: str | None = None) -> RankTimeline:
     """Read the trace at ``path`` (plain or gzipped JSON) into a :class:`RankTimeline`.
+
+    ``name`` is what results and errors call the file (an upload's own name, where ``path`` is
+    the server's copy of it); the path by default.
 
     ``torch.profiler`` writes each thread's operators in order of start, so one pass finds what
     each thread computes as it reads; a CPU trace whose step thread is out of order is read a
@@ -109,13 +112,13 @@ def read_trace(path: str | Path) -> RankTimeline:
     opened, is not a trace, is cut short or has no profiler step.
     """
     try:
-        return _read_file(path, in_order=True)
+        return _read_file(path, in_order=True, shown=name)
     except _OutOfOrder:
-        return _read_file(path, in_order=False)
+        return _read_file(path, in_order=False, shown=name)
 
 
-def _read_file(path: str | Path, *, in_order: bool) -> RankTimeline:
-    name = str(path)
+def _read_file(path: str | Path, *, in_order: bool, shown: str | None = None) -> RankTimeline:
+    name = str(path) if shown is None else shown
     raw = _files.open_binary(
         path,
         field="trace",
@@ -256,7 +259,9 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool) -> RankTimeline:
                     _size(event, start, device_sizes)
                 else:
                     number = int(name_[len("ProfilerStep#") :])
-                    steps.setdefault(number, (start, end, (event.get("pid"), event.get("tid"))))
+                    where = (event.get("pid"), event.get("tid"))
+                    hash(where)  # a thread named by a list or an object: the step cannot be placed, left out
+                    steps.setdefault(number, (start, end, where))
             except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
                 skipped += 1
     for thread, held in kept.items():

@@ -5,7 +5,8 @@ result can be shared; the page works without JavaScript (a GET form) and, with i
 the user types by fetching the same results fragment the server renders.
 
 This module wires the parts: the guard (security.py) around everything, the API (api.py), the
-pages (pages.py), the static files, and one error shape, ``{"errors": [{"field", "message"}]}``.
+pages (pages.py), the page and API that explain trace files (explain_page.py), the static files,
+and one error shape, ``{"errors": [{"field", "message"}]}``.
 Nothing is built at import: :func:`create_app` makes an application (``dpscale serve`` calls it).
 """
 
@@ -25,6 +26,7 @@ from starlette.types import ASGIApp
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput, show_value
 from dpscale.web.api import router as api_router
+from dpscale.web.explain_page import explain_router
 from dpscale.web.pages import page_router
 from dpscale.web.security import BODY_SECONDS, Guard
 
@@ -89,4 +91,5 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
 
     app.include_router(api_router)
     app.include_router(page_router())
+    app.include_router(explain_router())
     return app

@@ -9,6 +9,12 @@ The guard wraps the whole application, error pages included (a 500 carries the s
 - a body that does not arrive within :data:`BODY_SECONDS` (408; ``dpscale serve --request-timeout``
   sets it), so that a client trickling bytes holds no request open for long.
 
+Trace files sent to be explained (a POST to one of :data:`UPLOADS`) are the one exception: they
+may reach :data:`MAX_UPLOAD` bytes, so they are not held whole but handed to the route as they
+come (which spools them to disk); past the limit, or when the next piece takes longer than
+:data:`BODY_SECONDS` or the whole longer than :data:`UPLOAD_SECONDS`, the route is cut off and
+the guard answers 413 or 408 in its place.
+
 Every refusal is JSON of the API's error shape, ``{"errors": [{"field", "message"}]}``, except
 that a browser asking for a page (``Accept: text/html``) is told why in a page in its language,
 with the limit, rather than shown JSON.
@@ -22,12 +28,28 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BODY_SECONDS", "CSP", "MAX_BODY", "MAX_QUERY", "MAX_SIZES", "Guard", "refusal"]
+__all__ = [
+    "BODY_SECONDS",
+    "CSP",
+    "MAX_BODY",
+    "MAX_QUERY",
+    "MAX_SIZES",
+    "MAX_UPLOAD",
+    "UPLOADS",
+    "UPLOAD_SECONDS",
+    "Guard",
+    "body_limit",
+    "refusal",
+]
 
 MAX_QUERY = 2048  # characters of a query string
 MAX_BODY = 1 << 20  # bytes of a request body: 10 000 measured points are ~0.5 MB of JSON
 BODY_SECONDS = 10.0  # for a whole body to arrive once its headers have
 MAX_SIZES = 64  # device counts one prediction (page, chart or API call) may ask for
+MAX_UPLOAD = 64 << 20  # bytes of trace files posted to be explained: a few ranks' gzipped traces
+UPLOAD_SECONDS = 120.0  # for a whole upload to arrive (64 MiB at about 4 Mbit/s)
+UPLOADS = frozenset({"/explain", "/api/v1/explain"})  # where a POST's body is an upload of traces
+_UNREADABLE = 1 << 62  # a content-length that is not a number: refused as too large, its size unsaid
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -46,8 +68,21 @@ def refusal(status: int, field: str, message: str) -> tuple[int, bytes]:
     return status, json.dumps({"errors": [{"field": field, "message": message}]}).encode()
 
 
+def _too_large(limit: int) -> tuple[int, bytes]:
+    return refusal(413, "body", f"request body too large: at most {limit} bytes ({limit >> 20} MiB)")
+
+
 TOO_LONG_QUERY = refusal(414, "query", f"query string too long: at most {MAX_QUERY} characters")
-TOO_LARGE_BODY = refusal(413, "body", f"request body too large: at most {MAX_BODY} bytes ({MAX_BODY >> 20} MiB)")
+TOO_LARGE_BODY = _too_large(MAX_BODY)
+
+
+def body_limit(scope: Scope) -> int:
+    """How many bytes the body of this request may hold: :data:`MAX_UPLOAD` for an upload, else :data:`MAX_BODY`."""
+    return MAX_UPLOAD if _upload(scope) else MAX_BODY
+
+
+def _upload(scope: Scope) -> bool:
+    return scope.get("method") == "POST" and scope.get("path") in UPLOADS
 
 
 class Guard:
@@ -72,9 +107,14 @@ class Guard:
         if query_length > MAX_QUERY:
             await _answer(send_with_headers, TOO_LONG_QUERY, scope, query_length)
             return
+        limit = body_limit(scope)
         declared = _content_length(scope)
-        if declared is not None and declared > MAX_BODY:
-            await _answer(send_with_headers, TOO_LARGE_BODY, scope, declared if declared != MAX_BODY + 1 else None)
+        if declared is not None and declared > limit:
+            size = None if declared == _UNREADABLE else declared
+            await _answer(send_with_headers, _too_large(limit), scope, size, limit)
+            return
+        if _upload(scope):
+            await self._stream(scope, receive, send_with_headers, limit)
             return
         if declared or _chunked(scope):
             try:
@@ -91,6 +131,55 @@ class Guard:
             receive = _replay(body, receive)
         await self.app(scope, receive, send_with_headers)
 
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        """Run the route on a body passed on as it arrives, cut off past ``limit`` bytes or too slow.
+
+        The route then sees the client as gone (``http.disconnect``); whatever it answers is dropped
+        and the guard answers 413 or 408 instead.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + UPLOAD_SECONDS
+        received = 0
+        whole = False
+        refused: tuple[int, bytes] | None = None
+        started = False
+        gone = False  # the client left: nobody to answer, nothing to report
+
+        async def counted() -> Message:
+            nonlocal received, whole, refused, gone
+            if whole or refused is not None:
+                return await receive()  # after the body: a disconnect, when it comes
+            try:
+                async with asyncio.timeout_at(min(loop.time() + self.body_seconds, deadline)):
+                    message = await receive()
+            except TimeoutError:
+                waited = self.body_seconds if loop.time() < deadline else UPLOAD_SECONDS
+                refused = refusal(408, "body", f"request body not received within {waited:g} s")
+                return {"type": "http.disconnect"}
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = _too_large(limit)
+                    return {"type": "http.disconnect"}
+                whole = not message.get("more_body", False)
+            else:
+                gone = True
+            return message
+
+        async def answer(message: Message) -> None:
+            nonlocal started
+            if refused is None or started:
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+
+        try:
+            await self.app(scope, counted, answer)
+        except Exception:
+            if refused is None and not gone:
+                raise
+        if refused is not None and not started:
+            await _answer(send, refused, scope, None, limit)
+
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", []):
@@ -104,9 +193,7 @@ def _content_length(scope: Scope) -> int | None:
     if value is None:
         return None
     text = value.strip()
-    return (
-        int(text) if text.isdigit() and len(text) < 20 else MAX_BODY + 1
-    )  # unreadable: refused as too large (size unsaid)
+    return int(text) if text.isdigit() and len(text) < 20 else _UNREADABLE
 
 
 def _chunked(scope: Scope) -> bool:
@@ -147,7 +234,9 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _answer(send: Send, answer: tuple[int, bytes], scope: Scope | None = None, size: int | None = None) -> None:
+async def _answer(
+    send: Send, answer: tuple[int, bytes], scope: Scope | None = None, size: int | None = None, limit: int = MAX_BODY
+) -> None:
     status, body = answer
     kind = b"application/json"
     if scope is not None and status in (413, 414) and b"text/html" in (_header(scope, b"accept") or b""):
@@ -156,7 +245,13 @@ async def _answer(send: Send, answer: tuple[int, bytes], scope: Scope | None = N
         query = parse_qs(scope.get("query_string", b"")[:MAX_QUERY].decode("latin-1"))
         language = (_header(scope, b"accept-language") or b"").decode("latin-1")
         body = refusal_page(
-            status, query.get("lang", [None])[0], language, size, max_body=MAX_BODY, max_query=MAX_QUERY
+            status,
+            query.get("lang", [None])[0],
+            language,
+            size,
+            max_body=limit,
+            max_query=MAX_QUERY,
+            upload=_upload(scope),
         )
         kind = b"text/html; charset=utf-8"
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]

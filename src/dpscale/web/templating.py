@@ -57,9 +57,19 @@ def _gettext(lang: Lang) -> Callable[..., Markup]:
 
 
 def refusal_page(
-    status: int, lang: str | None, accept_language: str, size: int | None, *, max_body: int, max_query: int
+    status: int,
+    lang: str | None,
+    accept_language: str,
+    size: int | None,
+    *,
+    max_body: int,
+    max_query: int,
+    upload: bool = False,
 ) -> bytes:
-    """The page a browser shows for a request refused as too large (413) or too long (414), with the limits."""
+    """The page a browser shows for a request refused as too large (413) or too long (414), with the limits.
+
+    ``upload``: the body was trace files sent to be explained, whose advice differs from a fit's.
+    """
     chosen = lang_of(lang, accept_language)
     page = (
         environment(chosen)
@@ -71,6 +81,7 @@ def refusal_page(
             max_body=format_number(max_body, chosen),
             max_body_mib=format_number(max_body / (1 << 20), chosen),
             max_query=format_number(max_query, chosen),
+            upload=upload,
             version=__version__,
         )
     )
