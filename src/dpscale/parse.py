@@ -350,10 +350,23 @@ def _device_count(text: str, lang: Lang, *, field: str) -> int:
 
 
 def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent: bool = False) -> float:
-    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none (``2`` too if ``in_percent``)."""
+    """A coefficient of variation: ``2 %``, ``0.02``, or ``0`` for none.
+
+    With ``in_percent`` (a page's field that shows its unit) a bare number is in that unit, however
+    small: 2 is 2 % and 0.5 is 0.5 %, since a variation of a few per cent or less is the usual case
+    (an efficiency, near 1, reads a bare number up to 1 as a fraction instead).
+    """
     if isinstance(text, str) and text.strip().rstrip("%").strip() in ("0", "0.0", "0,0"):
         return 0.0
-    return parse_efficiency(text, lang, field=field, in_percent=in_percent)
+    if not (in_percent and isinstance(text, str)):
+        return parse_efficiency(text, lang, field=field)
+    stripped = text.strip()
+    percent_sign = babel_locale(lang).number_symbols["latn"]["percentSign"]
+    written = stripped if stripped.endswith(("%", percent_sign)) else stripped + "%"
+    try:
+        return parse_efficiency(written, lang, field=field)
+    except InvalidInput as exc:  # about what was typed, not the % added to it
+        raise exc.as_given(field, text) from None
 
 
 _SWITCH = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}

@@ -42,13 +42,20 @@ def test_a_bare_number_in_a_percent_field_is_in_percent(
     assert text_of(r.text, shown_id) == shown
 
 
-def test_predict_variation_reads_a_bare_number_in_percent(client: TestClient) -> None:
-    three = client.get("/predict", params=query("predict", "en", jitter="3"))
-    written = client.get("/predict", params=query("predict", "en", jitter="3%"))
-    assert text_of(three.text, "jitter-error") == ""
-    assert 'id="predictions"' in three.text
-    table = three.text.split('id="predictions"', 1)[1].split("</table>", 1)[0]
-    assert table == written.text.split('id="predictions"', 1)[1].split("</table>", 1)[0]
+def predictions(html: str) -> str:
+    assert 'id="predictions"' in html
+    return html.split('id="predictions"', 1)[1].split("</table>", 1)[0]
+
+
+@pytest.mark.parametrize(("lang", "typed", "written"), [("en", "3", "3%"), ("en", "0.5", "0.5%"), ("fr", "1", "1 %")])
+def test_predict_variation_reads_every_bare_number_in_percent(
+    client: TestClient, lang: str, typed: str, written: str
+) -> None:
+    # A variation of a few per cent or less is the usual one: 0.5 is 0.5 %, not a fraction (50 %).
+    bare = client.get("/predict", params=query("predict", lang, jitter=typed))
+    with_sign = client.get("/predict", params=query("predict", lang, jitter=written))
+    assert text_of(bare.text, "jitter-error") == ""
+    assert predictions(bare.text) == predictions(with_sign.text)
 
 
 @pytest.mark.parametrize("path", ["/", "/plan", "/predict"])
@@ -58,6 +65,9 @@ def test_every_percent_field_says_so_beside_it(client: TestClient, path: str) ->
         ids = ["efficiency"] if path != "/predict" else ["jitter", "intra_efficiency", "inter_efficiency"]
         for field in ids:
             hint = unescape(text_of(r.text, f"{field}-hint"))
+            if field == "jitter":  # a variation: every bare number in %
+                assert ("0.5" if lang == "en" else "0,5") in hint, (path, lang, field)
+                continue
             assert "85" in hint, (path, lang, field)
             assert fraction in hint, (path, lang, field)
             label = unescape(r.text.split(f'for="{field}">', 1)[1].split("</label>", 1)[0])
