@@ -111,3 +111,16 @@ def test_fit_paste_and_upload(browser: Any, server: str, tmp_path: Any) -> None:
         page.locator("#chosen").filter(has_text="amdahl")
     ).wait_for()
     assert page.errors == []
+
+
+def test_a_value_too_long_for_a_link_is_refused_beside_its_field(browser: Any, server: str) -> None:
+    # 5 000 characters pasted into the unit: the live update posts them, and the field says what it
+    # accepts, as for any wrong value, rather than a refusal of the whole request.
+    page = new_page(browser, locale="en-US")
+    page.goto(f"{server}/?lang=en")
+    page.fill("#unit", "x" * 5000)
+    page.locator("#unit-error").filter(has_text="40").wait_for()
+    assert page.locator("#refused").is_hidden()
+    page.fill("#unit", "tokens/s")
+    page.locator("#actual").filter(has_text="tokens/s").wait_for()
+    page.close()

@@ -2,7 +2,7 @@
 // string, swap them in, and keep the URL in step so that it can be shared. Without JavaScript
 // the form is a plain GET form and the server answers with the results filled in. A form that
 // posts (/fit: measurements are data, not a link) is posted here too, and its URL keeps only the
-// inputs short enough for a link.
+// inputs short enough for a link. Inputs of any page too long for a link are posted as well.
 (function () {
   "use strict";
   var form = document.getElementById("calc");
@@ -61,15 +61,22 @@
     }
   }
 
+  // Inputs too long for a link (a value pasted by mistake) are posted too, so that the field
+  // that is too long says so, as every field does, rather than the request being refused.
+  function tooLong(all) {
+    return all.toString().length > maxQuery - 64;
+  }
+
   function update() {
     var all = params();
-    var qs = posted ? shortQuery(all) : all.toString();
+    var post = posted || tooLong(all);
+    var qs = post ? shortQuery(all) : all.toString();
     history.replaceState(null, "", "?" + qs);
     if (pending) pending.abort();
     pending = new AbortController();
-    var url = form.getAttribute("data-fragment") + "?" + (posted ? "lang=" + document.documentElement.lang : qs);
+    var url = form.getAttribute("data-fragment") + "?" + (post ? "lang=" + document.documentElement.lang : qs);
     var init = { signal: pending.signal, headers: { Accept: "text/html" } };
-    if (posted) { init.method = "POST"; init.body = all; }
+    if (post) { init.method = "POST"; init.body = all; }
     fetch(url, init)
       .then(function (response) { return response.text().then(function (html) { return [response.ok, html]; }); })
       .then(function (answer) {
@@ -122,7 +129,7 @@
       var all = params();
       all.set("lang", switcher.getAttribute("hreflang"));
       all.set("from", document.documentElement.lang);  // numbers are rewritten for the new language
-      if (posted && all.toString().length > maxQuery) {  // too long for a link: posted to the other language
+      if (all.toString().length > maxQuery) {  // too long for a link: posted to the other language
         event.preventDefault();
         var carrier = document.createElement("form");
         carrier.method = "post";
