@@ -201,3 +201,30 @@ def test_chart_svg_bad_input_is_422(client: TestClient) -> None:
     r = client.get("/chart/scaling.svg", params={"devices": "0", "per_device_throughput": "1", "efficiency": "1"})
     assert r.status_code == 422
     assert r.json()["errors"][0]["field"] == "devices"
+
+
+def test_an_unknown_api_path_answers_in_the_errors_shape(client: TestClient) -> None:
+    r = client.get("/api/v1/nope")
+    assert r.status_code == 404
+    assert r.json() == {"errors": [{"field": "request", "message": "no such path: '/api/v1/nope'"}]}
+    wrong_method = client.post("/api/v1/scaling")
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()["errors"][0]["field"] == "request"
+
+
+@pytest.mark.parametrize(("lang", "heading"), [("fr", "Page introuvable"), ("en", "Page not found")])
+def test_a_browser_lost_on_an_unknown_page_gets_a_page_with_the_menu(
+    client: TestClient, lang: str, heading: str
+) -> None:
+    r = client.get("/nosuch", params={"lang": lang}, headers={"accept": "text/html,*/*"})
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("text/html")
+    assert f"<h1>{heading}</h1>" in r.text
+    assert f'href="/predict?lang={lang}"' in r.text  # the menu of calculators
+
+
+def test_an_api_error_names_its_field_once(client: TestClient) -> None:
+    r = client.get("/api/v1/predict", params={"devices": [8], "per_device_throughput": 9, "batch": 8, "params": 1e6})
+    error = r.json()["errors"][0]
+    assert error["field"] == "intra_bandwidth"
+    assert not error["message"].startswith("intra_bandwidth")

@@ -389,7 +389,7 @@ def test_field_errors_in_the_language_of_the_page(client: TestClient) -> None:
         "/api/v1/predict", params={"devices": [8], "per_device_throughput": 938, "batch": 256, "params": 1e6}
     )
     assert api.json()["errors"][0]["message"] == (
-        "intra_bandwidth: missing; expected a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
+        "missing; expected a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
     )
 
 

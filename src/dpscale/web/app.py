@@ -18,7 +18,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
@@ -29,6 +29,7 @@ from dpscale.web.api import router as api_router
 from dpscale.web.explain_page import explain_router
 from dpscale.web.pages import page_router
 from dpscale.web.security import BODY_SECONDS, Guard
+from dpscale.web.templating import missing_page
 
 __all__ = ["GuardedApp", "create_app"]
 
@@ -80,14 +81,22 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
-        if exc.status_code == 400:  # a body that cannot even be decoded: same shape as every other error
-            body = {"errors": [{"field": "request", "message": str(exc.detail)}]}
-            return JSONResponse(body, status_code=400)
+        path = request.url.path
+        if exc.status_code == 404 and not path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
+            page = missing_page(path, request.query_params.get("lang"), request.headers.get("accept-language", ""))
+            return HTMLResponse(page, status_code=404)
+        if 400 <= exc.status_code < 500:  # the same shape as every other error
+            message = f"no such path: {show_value(path)}" if exc.status_code == 404 else str(exc.detail)
+            body = {"errors": [{"field": "request", "message": message}]}
+            return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(InvalidInput)
     async def _invalid(request: Request, exc: InvalidInput) -> JSONResponse:
-        return JSONResponse({"errors": [{"field": exc.field, "message": exc.message}]}, status_code=422)
+        # The field is named beside the message, as pydantic's are: not again inside it, unless it is
+        # a place in words (a file and its line), which the message then says in full.
+        message = exc.localized("en", named=not isinstance(exc.place, str))
+        return JSONResponse({"errors": [{"field": exc.field, "message": message}]}, status_code=422)
 
     app.include_router(api_router)
     app.include_router(page_router())

@@ -19,7 +19,7 @@ from dpscale.format import format_number
 from dpscale.i18n import Lang, translation
 from dpscale.web.language import lang_of
 
-__all__ = ["TEMPLATES", "environment", "refusal_page"]
+__all__ = ["TEMPLATES", "environment", "missing_page", "refusal_page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -86,3 +86,21 @@ def refusal_page(
         )
     )
     return page.encode()
+
+
+def missing_page(path: str, lang: str | None, accept_language: str) -> str:
+    """The page a browser shows for an address that leads nowhere (404), with the menu of calculators."""
+    chosen = lang_of(lang, accept_language)
+    other = "en" if chosen == "fr" else "fr"
+    return (
+        environment(chosen)
+        .get_template("missing.html")
+        .render(
+            path=path[:200],
+            lang=chosen,
+            other_lang=other,
+            calc=None,
+            slot=lambda name: f"/?lang={other}",  # the language switch: the other language's first page
+            version=__version__,
+        )
+    )
