@@ -217,7 +217,9 @@ def predict(
     point = _point(n, workload, cluster, reference)
     names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
     centre, covariance = uncertainty.prior_centre(names)
-    _, low, high = uncertainty.band(evaluator(n, workload, cluster, reference), names, centre, covariance, level)
+    evaluate = evaluator(n, workload, cluster, reference)
+    spread = uncertainty.spread_at(n, None if reference is None else reference.devices)
+    _, low, high = uncertainty.band(evaluate, names, centre, covariance, level, spread=spread)
     # the prediction as given need not sit at the priors' medians: the interval holds it too
     return with_interval(point, np.minimum(low, point.efficiency), np.maximum(high, point.efficiency), level)
 
