@@ -129,7 +129,7 @@ def apply(cluster: Cluster, values: Mapping[str, float]) -> Cluster:
         out = replace(out, interference=float(values["interference"]))
     if "network_share" in values and out.inter is not None:
         share = float(values["network_share"])
-        out = replace(out, inter=replace(out.inter, efficiency=out.inter.efficiency * share))
+        out = out.with_links(lambda link: replace(link, efficiency=link.efficiency * share), tier="inter")
     return out
 
 
