@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from dpscale._version import __version__
@@ -81,6 +82,15 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         if exc.status_code == 400:  # a body that cannot even be decoded: same shape as every other error
             body = {"errors": [{"field": "request", "message": str(exc.detail)}]}
             return JSONResponse(body, status_code=400)
+        if exc.status_code == 405 and exc.headers:  # Allow: every method the path answers (/api/v1/predict: GET, POST)
+            methods = {
+                method
+                for route in api_router.routes
+                if isinstance(route, Route) and route.path_regex.match(request.url.path)
+                for method in route.methods or ()
+            }
+            if methods:
+                exc = StarletteHTTPException(405, exc.detail, {**exc.headers, "Allow": ", ".join(sorted(methods))})
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(InvalidInput)
