@@ -30,7 +30,7 @@ from dpscale.web.schemas import (
 )
 from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
 
-__all__ = ["api_fit", "api_scaling", "router"]
+__all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_scaling", "router"]
 
 router = APIRouter()
 
