@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dpscale._files import excerpt
 from dpscale.errors import InvalidInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Input
@@ -45,6 +44,7 @@ def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) 
     if item.kind in ("path", "text"):
         return text
     if item.kind == "nccltests":  # a log's text, as a file of it is read; its errors name the input and the line
+        from dpscale._files import excerpt
         from dpscale.nccltests import read_text
 
         try:
