@@ -128,3 +128,13 @@ def test_a_profile_whose_collectives_are_unknown_is_refused(tmp_path: Path) -> N
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InvalidInput, match="network"):
         PREDICT.build({**JOB, "network": str(path)})
+
+
+def test_the_json_states_each_collectives_own_links() -> None:
+    request = PREDICT.build({**JOB, "nccl_log": _log("all_gather_2nodes.json"), "sharding": "zero3"})
+    stated = request.predict().to_dict()["assumptions"]["collectives"]
+    assert set(stated) == {"all_gather"}
+    assert stated["all_gather"]["intra"] is None  # a run across nodes measures the network tier only
+    assert stated["all_gather"]["inter"]["bandwidth"] == request.cluster.links("all_gather")[1].bandwidth
+    plain = PREDICT.build({**JOB, "intra": "nvlink3"}).predict().to_dict()["assumptions"]
+    assert "collectives" not in plain  # a prediction without a profile says what it always said

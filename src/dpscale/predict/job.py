@@ -151,7 +151,17 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
     """What a prediction assumed, as its JSON states it."""
 
     gradient = w.gradient_bytes
+
+    def link(found: Link | None) -> dict[str, float] | None:
+        return (
+            None
+            if found is None
+            else {"bandwidth": found.bandwidth, "latency": found.latency, "efficiency": found.efficiency}
+        )
+
+    own = {name: {"intra": link(intra), "inter": link(inter)} for name, intra, inter in c.collectives}
     return {
+        **({"collectives": own} if own else {}),  # each collective's own links, where a profile measured them apart
         "sharding": c.sharding,
         "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
         "gradient_bytes": gradient,
