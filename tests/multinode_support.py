@@ -195,7 +195,7 @@ def predicted(s: Series, level: float = LEVEL) -> list[Row]:
             at_n = _point(np.asarray([n]), replace(w, accumulation=k), c, None)
             return at_n.actual_throughput / n / per_device
 
-        spread = uncertainty.MEASUREMENT_SPREAD * fit.misfit
+        spread = uncertainty.spread_at(np.asarray([n]), first.devices, uncertainty.MEASUREMENT_SPREAD * fit.misfit)
         middle, low, high = uncertainty.band(evaluate, fit.names, fit.centre, fit.covariance, level, spread=spread)
         out.append(
             Row(s.label, s.group, s.sizes[0], n, a / n / per_device, float(middle[0]), float(low[0]), float(high[0]))

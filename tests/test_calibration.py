@@ -212,3 +212,42 @@ def test_the_table_says_what_the_calibration_found(capsys: pytest.CaptureFixture
     assert "Calibré sur 2 mesures" in printed
     assert "variation du temps d'étape" in printed
     assert "%) (" not in printed  # E and its interval: 100 % (95–105)
+
+
+@given(workloads, clusters)
+def test_the_interval_stays_within_0_and_1_and_is_1_at_the_reference(workload: Workload, cluster: Cluster) -> None:
+    # E ≤ 1 at and above the measured size (unless the model itself says more: a faster algorithm
+    # past a node): the interval may close in on 1, never pass it; at the measured size E is the
+    # reference divided by itself, and so is its interval.
+    try:
+        at_8 = float(predict([8], workload, cluster).actual_throughput[0])
+        p = predict_calibrated(COUNTS, workload, cluster, [Reference(8, at_8)])
+    except InvalidInput:
+        return  # past floating point: refused by name
+    low, high = p.efficiency_interval
+    above = COUNTS >= 8
+    ceiling = np.maximum(p.efficiency, 1.0) + 1e-9  # E at the reference is 1 within the calibration's root-finding
+    assert np.all(high[above] <= ceiling[above])
+    assert np.all(low > 0)
+    assert np.all((low <= p.efficiency) & (p.efficiency <= high))
+    assert_close(float(low[3]), 1.0, rel=1e-9)
+    assert_close(float(high[3]), 1.0, rel=1e-9)
+    unmeasured = predict(COUNTS, workload, cluster)  # relative to one device's compute: 1 there
+    assert np.all(unmeasured.efficiency_interval[1] <= np.maximum(unmeasured.efficiency, 1.0))
+    assert float(unmeasured.efficiency_interval[0][0]) == float(unmeasured.efficiency[0]) == 1.0
+
+
+def test_the_readme_calibration_is_exact_at_its_measured_size_and_below_100_percent_above() -> None:
+    # Before the interval was bounded this printed 100% (95–105) and 95.5% (90–101).
+    cluster = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
+    workload = Workload(500.0, 256, 330e6)
+    p = predict_calibrated([8, 64, 512], workload, cluster, [Reference(8, 4553.0), Reference(64, 35774.0)])
+    low, high = p.efficiency_interval
+    assert_close(float(low[0]), 1.0, rel=1e-9)
+    assert_close(float(high[0]), 1.0, rel=1e-9)
+    a_low, a_high = p.actual_throughput_interval
+    assert_close(float(a_low[0]), 4553.0, rel=1e-9)
+    assert_close(float(a_high[0]), 4553.0, rel=1e-9)
+    assert float(high[1]) < 1.0
+    assert float(high[2]) < 1.0
+    assert float(low[1]) < float(p.efficiency[1]) < float(high[1])  # still an interval away from the reference

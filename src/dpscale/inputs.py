@@ -32,7 +32,8 @@ __all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
 #   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
 #   text (a short label the core checks), measurements (the points a measurement file holds),
 #   reference (devices:throughput, measurements of the whole cluster, several separated by semicolons:
-#   a tuple of (count, number) pairs).
+#   a tuple of (count, number) pairs), nccltests (the text of an nccl-tests output, sent by a page or
+#   a request: the run it describes).
 Kind = Literal[
     "count",
     "duration",
@@ -50,6 +51,7 @@ Kind = Literal[
     "switch",
     "path",
     "reference",
+    "nccltests",
 ]
 Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)

@@ -28,7 +28,9 @@ from dpscale.parse import (
     parse_variation,
 )
 
-__all__ = ["PERCENT_KINDS", "read_input"]
+__all__ = ["MAX_LOG_CHARACTERS", "PERCENT_KINDS", "read_input"]
+
+MAX_LOG_CHARACTERS = 2**20  # an nccl-tests log sent as text: 5 to 20 kB as runs print them; a request's own bound
 
 
 def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) -> Any:
@@ -41,6 +43,14 @@ def read_input(item: Input, text: str, lang: Lang, *, in_percent: bool = False) 
         return text.strip().lower() if isinstance(text, str) else text
     if item.kind in ("path", "text"):
         return text
+    if item.kind == "nccltests":  # a log's text, as a file of it is read; its errors name the input and the line
+        from dpscale._files import excerpt
+        from dpscale.nccltests import read_text
+
+        try:
+            return read_text(text, item.name, most=MAX_LOG_CHARACTERS)
+        except InvalidInput as exc:  # about the whole text: shown by its start, as a line would be
+            raise exc.as_given(item.name, excerpt(" ".join(text.split()))) if exc.field == "import" else exc from None
     if item.kind == "measurements":  # a file's points, its numbers read as people write them in lang
         from dpscale.fit import read_points
 

@@ -11,6 +11,6 @@ Neither imports torch: the logs come from a cluster, the import runs anywhere.
 from __future__ import annotations
 
 from dpscale.nccltests.fitting import Check, Imported, import_logs, model_time
-from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log
+from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log, read_text
 
-__all__ = ["COLLECTIVES", "Check", "Imported", "Log", "Row", "import_logs", "model_time", "read_log"]
+__all__ = ["COLLECTIVES", "Check", "Imported", "Log", "Row", "import_logs", "model_time", "read_log", "read_text"]

@@ -28,7 +28,7 @@ from dpscale import _files
 from dpscale.errors import N_, InvalidInput
 from dpscale.messages import Message
 
-__all__ = ["COLLECTIVES", "Log", "Row", "read_log"]
+__all__ = ["COLLECTIVES", "Log", "Row", "read_log", "read_text"]
 
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
 MAX_RANKS = 2**20  # ranks listed in one log: past the largest clusters
@@ -82,10 +82,18 @@ def read_log(path: str | Path) -> Log:
     ) as stream:
         # Read once, within the bound (a pipe such as <(ssh node cat log) cannot be read twice).
         raw = stream.read(_files.MAX_FILE_BYTES + 1)
+    return read_text(raw, name)
+
+
+def read_text(raw: str, name: str, *, most: int = _files.MAX_FILE_BYTES) -> Log:
+    """The nccl-tests run whose output (printed, or ``-J``'s JSON) is ``raw``, named ``name`` in errors.
+
+    What a page or a request sends in place of a file: read within ``most`` characters, as a file is.
+    """
     if raw.lstrip("\ufeff \t\r\n").startswith("{"):  # -J writes one line, the environment in it
-        text = _files.read_text(io.StringIO(raw), "import", name, most=_files.MAX_FILE_BYTES)
+        text = _files.read_text(io.StringIO(raw), "import", name, most=most)
         return _from_json(name, _files.decode_json(text, "import", name, _READABLE))
-    found = _files.lines(io.StringIO(raw), name, comments=True)
+    found = _files.lines(io.StringIO(raw), name, most=most, comments=True)
     first = next(found, None)
     if first is None:
         raise InvalidInput("import", name, _EXPECTED_LOG)

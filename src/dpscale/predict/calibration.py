@@ -178,7 +178,8 @@ def predict_calibrated(
     values: Mapping[str, float] = fit.values
     point = _point(n, workload, uncertainty.apply(cluster, values), fit.reference)
     evaluate = evaluator(n, workload, cluster, fit.reference)
-    spread = MEASUREMENT_SPREAD * fit.misfit
+    at_reference = None if fit.reference is None else fit.reference.devices
+    spread = uncertainty.spread_at(n, at_reference, MEASUREMENT_SPREAD * fit.misfit)
     _, low, high = uncertainty.band(evaluate, fit.names, fit.centre, fit.covariance, level, spread=spread)
     out = with_interval(point, low, high, level)
     return _noted(out, fit)

@@ -302,6 +302,19 @@ PREDICT_INPUTS = (
         edges=("cli",),
     ),
     Input(
+        "nccl_log",
+        "nccltests",
+        "The text of an nccl-tests run (all_reduce_perf, reduce_scatter_perf or all_gather_perf, printed or -J): "
+        "the links it measured replace the presets (on the command line: dpscale probe --import, then --network).",
+        edges=("page", "api"),
+        group="cluster",
+        label=N_("Or an nccl-tests log of your cluster"),
+        hint=N_(
+            "Paste the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf, or choose the file: it is "
+            "read in your browser and sent with the form. The links it measured replace the presets above."
+        ),
+    ),
+    Input(
         "from_trace",
         "path",
         "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "

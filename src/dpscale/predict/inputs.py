@@ -11,7 +11,7 @@ and a variation known or assumed. No numpy here until :func:`build` runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Values
@@ -42,6 +42,7 @@ class Request:
     measured: tuple[Reference, ...] = ()
     speed_known: bool = True
     jitter_known: bool = False
+    network: dict[str, Any] | None = None  # the nccl-tests log the links came from, as the assumptions state it
 
     def predict(self) -> Prediction:
         from dataclasses import replace
@@ -65,6 +66,8 @@ class Request:
                 reference=self.reference,
                 jitter_known=self.jitter_known,
             )
+        if self.network is not None:
+            found = replace(found, assumptions={**found.assumptions, "network_profile": self.network})
         if self.traced is None:
             return found
         return replace(found, assumptions={**found.assumptions, "from_trace": self.traced.to_dict()})
@@ -99,8 +102,25 @@ def build(values: Values) -> Request:
         "inter", v["inter"], v["inter_bandwidth"], v["inter_latency"], v["inter_efficiency"], nics=v["nics"]
     )
     per_node = v["devices_per_node"]
+    collectives: tuple[Any, ...] = ()
+    described = None
+    if v["nccl_log"] is not None:  # what the log measured replaces the presets; the tiers it did not measure stay
+        from dpscale.predict.network import from_log
+
+        try:
+            found = from_log(v["nccl_log"])
+        except InvalidInput as exc:
+            raise exc.renamed("nccl_log") if exc.field == "import" else exc from None
+        intra, inter = found.intra or intra or found.inter, found.inter or inter  # as --network does
+        per_node = per_node or found.devices_per_node
+        collectives, described = found.collectives, found.described
     if v["network"] is not None:
-        measured_intra, measured_inter, measured_per_node = presets.from_profile(v["network"])
+        measured_intra, measured_inter, measured_per_node, collectives = presets.profile_links(v["network"])
+        # a link given as well wins over the profile's, for every collective
+        collectives = tuple(
+            (name, None if intra else own_intra, None if inter else own_inter)
+            for name, own_intra, own_inter in collectives
+        )
         intra = intra or measured_intra or (measured_inter if measured_intra is None else None)
         inter = inter or measured_inter
         per_node = per_node or measured_per_node
@@ -151,6 +171,7 @@ def build(values: Values) -> Request:
         sharding=v["sharding"],
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
+        collectives=collectives,
     )
     traced = None
     speed_known = v["per_device_throughput"] is not None
@@ -169,6 +190,7 @@ def build(values: Values) -> Request:
         measured=measured,
         speed_known=speed_known,
         jitter_known=jitter_known,
+        network=described,
     )
 
 

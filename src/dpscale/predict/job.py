@@ -6,12 +6,13 @@ Plain validated descriptions, no arithmetic: :mod:`dpscale.predict.model` prices
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal, get_args
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
-from dpscale.predict.collectives import Link
+from dpscale.predict.collectives import Collective, Link
 from dpscale.predict.defaults import (
     ALGORITHMS,
     BACKWARD_SHARE,
@@ -97,6 +98,9 @@ class Cluster:
     shard_group: int | None = None  # hybrid: devices sharing one copy of the model states [one node]
     device_memory: float | None = None  # bytes one device holds, when known: what fits is said
     interference: float = 0.0  # share of the overlapped communication's time the compute still loses
+    # Links a profile measured for one collective apart (nccl-tests' reduce_scatter_perf, all_gather_perf):
+    # (collective, intra, inter), None where that collective's run did not measure the tier.
+    collectives: tuple[tuple[Collective, Link | None, Link | None], ...] = ()
 
     def __post_init__(self) -> None:
         _validate.whole("devices_per_node", self.devices_per_node)
@@ -117,13 +121,47 @@ class Cluster:
             raise InvalidInput("interference", self.interference, "a share from 0 to below 1 (0.3 is 30 %%)")
         if not (0 <= self.jitter < 1):
             raise InvalidInput("jitter", self.jitter, "a coefficient of variation from 0 to below 1 (0.02 is 2 %%)")
+        for name, *_ in self.collectives:
+            if name not in get_args(Collective):
+                raise InvalidInput("collectives", name, N_("all_reduce, reduce_scatter or all_gather"))
+
+    def links(self, collective: Collective) -> tuple[Link, Link | None]:
+        """The links ``collective`` runs on: its own where a profile measured them, else the cluster's."""
+        for name, intra, inter in self.collectives:
+            if name == collective:
+                return intra or self.intra, inter or self.inter
+        return self.intra, self.inter
+
+    def with_links(self, change: Callable[[Link], Link], *, tier: Literal["intra", "inter"]) -> Cluster:
+        """The cluster with ``change`` applied to every link of ``tier``, the collectives' own too."""
+        own = tuple(
+            (
+                name,
+                change(intra) if tier == "intra" and intra else intra,
+                change(inter) if tier == "inter" and inter else inter,
+            )
+            for name, intra, inter in self.collectives
+        )
+        if tier == "intra":
+            return replace(self, intra=change(self.intra), collectives=own)
+        return replace(self, inter=None if self.inter is None else change(self.inter), collectives=own)
 
 
 def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
     """What a prediction assumed, as its JSON states it."""
 
     gradient = w.gradient_bytes
+
+    def link(found: Link | None) -> dict[str, float] | None:
+        return (
+            None
+            if found is None
+            else {"bandwidth": found.bandwidth, "latency": found.latency, "efficiency": found.efficiency}
+        )
+
+    own = {name: {"intra": link(intra), "inter": link(inter)} for name, intra, inter in c.collectives}
     return {
+        **({"collectives": own} if own else {}),  # each collective's own links, where a profile measured them apart
         "sharding": c.sharding,
         "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
         "gradient_bytes": gradient,

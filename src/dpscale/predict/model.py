@@ -105,8 +105,9 @@ def step_terms(
     compute = micro if np.all(np.equal(accumulation, 1)) else np.multiply(accumulation, micro)
     wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
     buckets = np.maximum(1.0, np.ceil(np.divide(gradient_bytes, cluster.bucket_bytes)))
-    per_node = cluster.devices_per_node if cluster.inter is not None else None
-    found = candidates(n, intra=cluster.intra, inter=cluster.inter, per_node=per_node, algorithm=cluster.algorithm)
+    intra, inter = cluster.links("all_reduce")
+    per_node = cluster.devices_per_node if inter is not None else None
+    found = candidates(n, intra=intra, inter=inter, per_node=per_node, algorithm=cluster.algorithm)
     # a + c·S per bucket of S = G/buckets; all of them: buckets·a + c·G. auto takes the fastest per bucket.
     if len(found) == 1 and not cluster.overlap:
         a, c = found[0]
@@ -218,7 +219,9 @@ def predict(
     point = _point(n, workload, cluster, reference)
     names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
     centre, covariance = uncertainty.prior_centre(names)
-    _, low, high = uncertainty.band(evaluator(n, workload, cluster, reference), names, centre, covariance, level)
+    evaluate = evaluator(n, workload, cluster, reference)
+    spread = uncertainty.spread_at(n, None if reference is None else reference.devices)
+    _, low, high = uncertainty.band(evaluate, names, centre, covariance, level, spread=spread)
     # the prediction as given need not sit at the priors' medians: the interval holds it too
     return with_interval(point, np.minimum(low, point.efficiency), np.maximum(high, point.efficiency), level)
 
@@ -328,7 +331,7 @@ def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Ref
             "intra_bandwidth",
             "double the bandwidth inside a node",
             workload,
-            replace(cluster, intra=faster(cluster.intra)),
+            cluster.with_links(faster, tier="intra"),
         ),
         ("overlap", "overlap communication with the backward pass", workload, replace(cluster, overlap=True)),
         ("balance", "balance the load: no step-time variation", workload, replace(cluster, jitter=0.0)),
@@ -354,7 +357,7 @@ def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Ref
                 "inter_bandwidth",
                 "double the network bandwidth between nodes",
                 workload,
-                replace(cluster, inter=faster(cluster.inter)),
+                cluster.with_links(faster, tier="inter"),
             )
         )
     for algorithm in ("ring", "tree", "hierarchical"):

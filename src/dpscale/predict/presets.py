@@ -13,7 +13,7 @@ from dpscale.messages import Message
 if TYPE_CHECKING:
     from dpscale.predict.collectives import Link
 
-__all__ = ["link", "presets", "resolve_link", "from_profile"]
+__all__ = ["from_profile", "link", "presets", "profile_links", "resolve_link"]
 
 Tier = Literal["intra", "inter"]
 
@@ -74,9 +74,17 @@ def resolve_link(
 
 
 def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
-    """The links a ``dpscale probe`` profile measured, and its devices per node.
+    """The links a ``dpscale probe`` profile measured, and its devices per node (see :func:`profile_links`)."""
+    intra, inter, per_node, _ = profile_links(path)
+    return intra, inter, per_node
 
-    The file is read within MAX_PROFILE_BYTES and decoded by :func:`dpscale._files.decode_json`:
+
+def profile_links(path: str) -> tuple[Link | None, Link | None, int, tuple[tuple[Any, Link | None, Link | None], ...]]:
+    """The links a ``dpscale probe`` profile measured, its devices per node, and each collective's own links.
+
+    The last are those of a profile of nccl-tests runs (``probe --import``): (collective, intra,
+    inter) for each of all_reduce, reduce_scatter and all_gather it measured, None where a tier
+    was not. The file is read within MAX_PROFILE_BYTES and decoded by :func:`dpscale._files.decode_json`:
     a binary, a huge file or JSON nested a hundred thousand deep is one error naming it.
     """
     from dpscale import _files
@@ -94,8 +102,8 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
         text = _files.read_text(stream, "network", str(path), most=_files.MAX_PROFILE_BYTES)
     data = _files.decode_json(text, "network", str(path), unreadable)
 
-    def tier(name: str) -> Link | None:
-        entry = data.get(name) if isinstance(data, dict) else None
+    def tier(name: str, within: Any = data) -> Link | None:
+        entry = within.get(name) if isinstance(within, dict) else None
         if entry is None:
             return None
         try:
@@ -123,4 +131,8 @@ def from_profile(path: str) -> tuple[Link | None, Link | None, int]:
     per_node = data.get("devices_per_node", 1)
     if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
         raise InvalidInput("network", path, "a profile with devices_per_node, a whole number of at least 1")
-    return tier("intra"), tier("inter"), per_node
+    found = data.get("collectives") or {}
+    if not isinstance(found, dict) or not set(found) <= {"all_reduce", "reduce_scatter", "all_gather"}:
+        raise InvalidInput("network", path, "a profile whose collectives are all_reduce, reduce_scatter or all_gather")
+    collectives = tuple((name, tier("intra", tiers), tier("inter", tiers)) for name, tiers in found.items())
+    return tier("intra"), tier("inter"), per_node, collectives

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpscale.predict.collectives import Link, candidates, gather_candidates
+from dpscale.predict.collectives import Collective, Link, candidates, gather_candidates
 from dpscale.predict.defaults import BACKWARD_SHARE, MASTER_BYTES, OPTIMIZER_STATE_BYTES
 from dpscale.predict.prediction import Memory
 
@@ -165,10 +165,11 @@ def _fastest(found: list[tuple[Any, Any]], size: Any) -> Any:
 
 def _replica_link(cluster: Cluster) -> Link:
     """The link the groups' all-reduce runs on: across nodes, each device's share of its node's network."""
-    if cluster.inter is None:
-        return cluster.intra
+    intra, inter = cluster.links("all_reduce")
+    if inter is None:
+        return intra
     g = cluster.devices_per_node
-    return Link(cluster.inter.bandwidth / g, cluster.inter.latency, cluster.inter.efficiency)
+    return Link(inter.bandwidth / g, inter.latency, inter.efficiency)
 
 
 def sharded_terms(
@@ -192,19 +193,24 @@ def sharded_terms(
     forward, backward = (1 - BACKWARD_SHARE) * micro, BACKWARD_SHARE * micro
     grads, weights = np.multiply(params, grad_bytes), np.multiply(params, param_bytes)
     s = shard_group(n, c)
-    per_node = c.devices_per_node if c.inter is not None else None
-    found = gather_candidates(s, intra=c.intra, inter=c.inter, per_node=per_node, algorithm=c.algorithm)
-    gather = _fastest(found, weights / layers)  # one piece's weights, gathered
+
+    def priced(collective: Collective) -> list[tuple[Any, Any]]:  # each with its own links where measured apart
+        intra, inter = c.links(collective)
+        per_node = c.devices_per_node if inter is not None else None
+        return gather_candidates(s, intra=intra, inter=inter, per_node=per_node, algorithm=c.algorithm)
+
+    gathering, scattering = priced("all_gather"), priced("reduce_scatter")
+    gather = _fastest(gathering, weights / layers)  # one piece's weights, gathered
     if c.sharding in ("zero1", "zero2"):
         buckets = np.maximum(1.0, np.ceil(grads / c.bucket_bytes))
-        scatter = _fastest(found, grads / buckets)  # one bucket's gradients, reduce-scattered
+        scatter = _fastest(scattering, grads / buckets)  # one bucket's gradients, reduce-scattered
         reductions = 1 if c.sharding == "zero1" else k  # zero1 keeps whole gradients until the last micro-step
         communication = layers * gather + reductions * buckets * scatter
         hidden_behind = exposed(gather, layers, forward, c.overlap) + np.multiply(
             reductions, exposed(scatter, buckets, backward, c.overlap)
         )
         return communication, hidden_behind
-    scatter = _fastest(found, grads / layers)
+    scatter = _fastest(scattering, grads / layers)
     if c.sharding == "hybrid":
         replicas = np.ceil(n / s)
         algorithm = "ring" if c.algorithm == "hierarchical" else c.algorithm

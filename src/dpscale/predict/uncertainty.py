@@ -22,7 +22,10 @@ run. A calibration
 
 The interval: each unknown moved by one standard deviation each way (along the axes of its
 covariance) gives how far E(n) moves; those moves added in quadrature, with a measurement's own
-run-to-run spread (3 %), scaled to the level's normal quantile. Deterministic: no sampling.
+run-to-run spread (3 %), scaled to the level's normal quantile. E is bounded, above 0 and at most 1
+(more only where the model itself says so, below a measured reference), so the moves add on
+scales bounded the same way (:func:`band`) and the interval stays within them; at the reference
+size E is 1 by definition and so is its interval (:func:`spread_at`). Deterministic: no sampling.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ __all__ = [
     "band",
     "prior_centre",
     "quantile",
+    "spread_at",
     "unknowns",
 ]
 
@@ -125,7 +129,7 @@ def apply(cluster: Cluster, values: Mapping[str, float]) -> Cluster:
         out = replace(out, interference=float(values["interference"]))
     if "network_share" in values and out.inter is not None:
         share = float(values["network_share"])
-        out = replace(out, inter=replace(out.inter, efficiency=out.inter.efficiency * share))
+        out = out.with_links(lambda link: replace(link, efficiency=link.efficiency * share), tier="inter")
     return out
 
 
@@ -136,13 +140,20 @@ def band(
     covariance: Array,
     level: float,
     *,
-    spread: float = MEASUREMENT_SPREAD,
+    spread: Any = MEASUREMENT_SPREAD,
 ) -> tuple[Array, Array, Array]:
     """E(n) at ``centre`` (values on the normal scale of each prior), and its interval at ``level``.
 
     ``evaluate`` gives E(n) for values of the unknowns (on their own scale). The covariance's
     Cholesky columns are the directions moved along; a move that fails (past floating point) counts
-    as no move.
+    as no move. ``spread`` (one value, or one per device count: see :func:`spread_at`) is a
+    measurement's relative run-to-run spread.
+
+    E is bounded: above 0, and at most its ceiling, 1 (or E itself where the model says more: sizes
+    below a measured reference). So each side of the interval is worked out on a scale bounded on
+    that side: below, log E; above, the log of what E lacks of its ceiling. Each move is taken
+    there as the model gives it, the spread as its first-order equivalent; they add in quadrature
+    and come back as bounds within (0, ceiling], closing in on the ceiling where E nears it.
     """
     z = quantile(level)
 
@@ -150,19 +161,41 @@ def band(
         return np.asarray(evaluate({name: PRIORS[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}))
 
     middle = at(centre)
-    up = np.square(spread * middle)
-    down = up.copy()
-    if names:
-        root = np.linalg.cholesky(np.atleast_2d(covariance) + 1e-12 * np.eye(len(names)))
-        for column in root.T:
-            for sign in (1.0, -1.0):
-                try:
-                    moved = at(centre + sign * column) - middle
-                except InvalidInput:
-                    continue
-                up += np.square(np.maximum(moved, 0.0))
-                down += np.square(np.minimum(moved, 0.0))
-    return middle, middle - z * np.sqrt(down), middle + z * np.sqrt(up)
+    ceiling = np.maximum(middle, 1.0)
+    gap = ceiling - middle
+    relative = np.asarray(spread, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        down = np.square(relative) * np.ones_like(middle)  # on log E, a relative spread is itself
+        up = np.where(gap > 0, np.square(relative * middle / gap), 0.0)  # on log(ceiling − E)
+        if names:
+            root = np.linalg.cholesky(np.atleast_2d(covariance) + 1e-12 * np.eye(len(names)))
+            for column in root.T:
+                for sign in (1.0, -1.0):
+                    try:
+                        moved = at(centre + sign * column)
+                    except InvalidInput:
+                        continue
+                    fell = np.log(middle / moved)
+                    down += np.square(np.where(np.isfinite(fell), np.maximum(fell, 0.0), 0.0))
+                    closer = np.log(gap / np.maximum(ceiling - moved, 0.0))
+                    up += np.square(np.where(np.isfinite(closer) & (gap > 0), np.maximum(closer, 0.0), 0.0))
+        low = middle * np.exp(-z * np.sqrt(down))
+        high = ceiling - gap * np.exp(-z * np.sqrt(up))
+    return middle, low, np.where(np.isfinite(high), high, ceiling)
+
+
+def spread_at(devices: Array, reference_devices: int | None, spread: float = MEASUREMENT_SPREAD) -> Array:
+    """A measurement's spread in E per device count: none at the reference size, √2 times ``spread`` elsewhere
+    when E is relative to a measured size.
+
+    E is relative to the reference (one device's compute when none was measured): at its size it is
+    the reference divided by itself, 1 by definition, not a measurement that may scatter. Relative to
+    a measured size, a measured E is the ratio of two measurements, each with its own spread.
+    """
+    n = np.asarray(devices)
+    if reference_devices is None:
+        return np.where(n == 1, 0.0, spread)
+    return np.where(n == reference_devices, 0.0, math.sqrt(2) * spread)
 
 
 def prior_centre(names: Sequence[Unknown]) -> tuple[Array, Array]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
@@ -30,7 +30,7 @@ from dpscale.web.schemas import (
 )
 from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
 
-__all__ = ["api_fit", "api_scaling", "router"]
+__all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_scaling", "router"]
 
 router = APIRouter()
 
@@ -73,6 +73,9 @@ def _parameter(item: Input) -> inspect.Parameter:
     elif item.kind == "reference":  # devices:throughput, written as a program writes numbers
         reference = Query(description=f"{description}: devices:throughput (8:7500)", alias=item.api_name)
         annotation = Annotated[str, reference]
+    elif item.kind == "nccltests":  # a log's text: short enough for a query only when small; the body takes more
+        log = Query(description=f"{description} In a query string only a short one fits: POST it.", alias=item.api_name)
+        annotation = Annotated[str, log]
     elif item.kind == "text":
         text = Query(
             description=description, min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, alias=item.api_name
@@ -89,6 +92,36 @@ def _parameter(item: Input) -> inspect.Parameter:
     return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
 
 
+def _computed(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """What a route does with the definition's inputs, from a query or a body: read the texts, build, answer."""
+    readable = [item for item in definition.on("api") if item.kind in ("reference", "nccltests")]
+
+    def compute(**values: Any) -> dict[str, Any]:
+        for item in readable:  # a pair in one parameter, a log: read as the English page reads them
+            if values[item.name] is not None:
+                values[item.name] = read_input(item, values[item.name], "en")
+        return answer(definition.build(values))
+
+    return compute
+
+
+def _body(definition: Definition) -> type[BaseModel]:
+    """The definition's inputs as a JSON body: the query's parameters, with the same types, bounds and defaults.
+
+    For what a query string cannot carry (an nccl-tests log); unknown keys are refused, naming them.
+    """
+    fields: dict[str, Any] = {}
+    for item in definition.on("api"):
+        parameter = _parameter(item)
+        base, query = get_args(parameter.annotation)
+        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        extra = query.json_schema_extra
+        field = Field(default, description=query.description, alias=query.alias, json_schema_extra=extra)
+        fields[item.name] = (Annotated[(base, *query.metadata)] if query.metadata else base, field)
+    config = ConfigDict(extra="forbid", populate_by_name=True)
+    return create_model(f"{definition.name.capitalize()}In", __config__=config, **fields)
+
+
 def _endpoint(
     definition: Definition, answer: Callable[[Any], dict[str, Any]], *, costly: bool = True
 ) -> Callable[..., Any]:
@@ -98,13 +131,7 @@ def _endpoint(
     one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
-    readable = [item for item in definition.on("api") if item.kind == "reference"]
-
-    def compute(**values: Any) -> dict[str, Any]:
-        for item in readable:  # a pair in one parameter: read as the English page reads it
-            if values[item.name] is not None:
-                values[item.name] = read_input(item, values[item.name], "en")
-        return answer(definition.build(values))
+    compute = _computed(definition, answer)
 
     async def quick(**values: Any) -> dict[str, Any]:
         return compute(**values)
@@ -159,6 +186,19 @@ router.add_api_route(
     responses=bad_input,
     summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
 )
+
+PredictIn = _body(predict_inputs.PREDICT)
+_predict_posted = _computed(predict_inputs.PREDICT, _prediction)
+
+
+@router.post(
+    "/api/v1/predict",
+    response_model=PredictOut,
+    responses=big_body,
+    summary="The same prediction, its inputs as a JSON body: what a query cannot carry, such as an nccl-tests log",
+)
+def api_predict_posted(body: PredictIn) -> dict[str, Any]:  # type: ignore[valid-type]  # a model made from the definition
+    return _predict_posted(**body.model_dump())  # type: ignore[attr-defined]
 
 
 @router.post(

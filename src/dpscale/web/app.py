@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from dpscale._version import __version__
@@ -85,10 +86,20 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         if exc.status_code == 404 and not path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
             page = missing_page(path, request.query_params.get("lang"), request.headers.get("accept-language", ""))
             return HTMLResponse(page, status_code=404)
+        headers = exc.headers
+        if exc.status_code == 405 and headers:  # Allow: every method the path answers (/api/v1/predict: GET, POST)
+            methods = {
+                method
+                for route in api_router.routes
+                if isinstance(route, Route) and route.path_regex.match(path)
+                for method in route.methods or ()
+            }
+            if methods:
+                headers = {**headers, "Allow": ", ".join(sorted(methods))}
         if 400 <= exc.status_code < 500:  # the same shape as every other error
             message = f"no such path: {show_value(path)}" if exc.status_code == 404 else str(exc.detail)
             body = {"errors": [{"field": "request", "message": message}]}
-            return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+            return JSONResponse(body, status_code=exc.status_code, headers=headers)
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(InvalidInput)

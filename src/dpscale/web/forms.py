@@ -325,6 +325,7 @@ CALCULATORS: dict[str, Calculator] = {
         _predict,
         aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
         definition=PREDICT,
+        posted=True,  # an nccl-tests log is data, not a link: the short inputs stay in the URL
     ),
     "fit": Calculator(
         "fit",

@@ -90,11 +90,12 @@ def _short_query(values: Mapping[str, str]) -> str:
     return text
 
 
-def _fit_chart_uri(result: Any, lang: Lang) -> str:
-    """The fit's chart as a data URI, for measurements too long for the chart's URL."""
-    from dpscale.charts import fit_chart, to_svg
+def _chart_uri(name: str, result: Any, lang: Lang) -> str:
+    """A fit's or a prediction's chart as a data URI, for inputs too long for the chart's URL (measurements, a log)."""
+    from dpscale.charts import fit_chart, prediction_chart, to_svg
 
-    svg = to_svg(fit_chart(result, lang), lang=lang)
+    chart = fit_chart(result, lang) if name == "fit" else prediction_chart(result.prediction, lang)
+    svg = to_svg(chart, lang=lang)
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
@@ -166,7 +167,7 @@ def page_router() -> APIRouter:
         form = read_form(calc, chosen, given)
         query = urlencode({**form.values, "lang": chosen})
         linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-        chart_uri = (lambda: None) if linked else (lambda: _fit_chart_uri(form.result, chosen))
+        chart_uri = (lambda: None) if linked else (lambda: _chart_uri(calc.name, form.result, chosen))
         env = envs[chosen]
         if template == "fragment.html":
             page = env.get_template(template).render(calc=calc, form=form, query=query, chart_uri=chart_uri)
