@@ -201,6 +201,17 @@ def test_several_nodes_need_the_rendezvous() -> None:
     assert Launch(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "given"),
+    [("10.0.0.1:29500", "10.0.0.1:29500"), ("node0", "node0:29400"), ("[::1]", "[::1]:29400"), ("[::1]:7", "[::1]:7")],
+)
+def test_torchrun_keeps_each_nodes_rank(tmp_path: Path, endpoint: str, given: str) -> None:
+    # The static rendezvous: node 1 stays node 1 (c10d's would renumber the nodes by host name
+    # and process id); it needs a port, torchrun's default where the endpoint gives none.
+    argv = Launch(nnodes=2, node_rank=1, rdzv_endpoint=endpoint).torchrun(tmp_path)
+    assert {"--nnodes=2", "--node-rank=1", "--rdzv-backend=static", f"--rdzv-endpoint={given}"} <= set(argv)
+
+
 @pytest.mark.usefixtures("no_rank")
 def test_probe_refuses_out_of_range_values() -> None:
     for changes, field in (({"max_bytes": 2**40}, "max_bytes"), ({"reps": 10**9}, "reps"), ({"warmup": -1}, "warmup")):
