@@ -121,6 +121,17 @@ def test_a_rank_that_never_joined_is_not_said_to_have_been_stopped(tmp_path: Pat
     )
 
 
+def test_another_nodes_ranks_are_not_said_to_be_absent(tmp_path: Path) -> None:
+    # Node 1 of 2, two ranks each: its status folder sees ranks 2 and 3 only, never 0 and 1.
+    status, log = _log(tmp_path, "", joined=(2,))
+    message = diagnosis.diagnose("probe", status, 4, log, 1, False, 5, range(2, 4))
+    assert message == "probe on 4 ranks did not complete: rank 3 never joined; torchrun exited with status 1"
+    (tmp_path / "none").mkdir()
+    status, log = _log(tmp_path / "none", "", joined=())
+    message = diagnosis.diagnose("probe", status, 4, log, 1, False, 5, range(2, 4))
+    assert "no rank of this node joined the process group" in message
+
+
 def test_torchrun_failing_alone_is_told_by_its_exception(tmp_path: Path) -> None:
     text = (
         "Traceback (most recent call last):\n  File x\ntorch.distributed.elastic.rendezvous.RendezvousTimeoutError:\n"
