@@ -121,6 +121,17 @@ def test_a_rank_that_never_joined_is_not_said_to_have_been_stopped(tmp_path: Pat
     )
 
 
+def test_another_nodes_ranks_are_not_said_to_be_absent(tmp_path: Path) -> None:
+    # Node 1 of 2, two ranks each: its status folder sees ranks 2 and 3 only, never 0 and 1.
+    status, log = _log(tmp_path, "", joined=(2,))
+    message = diagnosis.diagnose("probe", status, 4, log, 1, False, 5, range(2, 4))
+    assert message == "probe on 4 ranks did not complete: rank 3 never joined; torchrun exited with status 1"
+    (tmp_path / "none").mkdir()
+    status, log = _log(tmp_path / "none", "", joined=())
+    message = diagnosis.diagnose("probe", status, 4, log, 1, False, 5, range(2, 4))
+    assert "no rank of this node joined the process group" in message
+
+
 def test_torchrun_failing_alone_is_told_by_its_exception(tmp_path: Path) -> None:
     text = (
         "Traceback (most recent call last):\n  File x\ntorch.distributed.elastic.rendezvous.RendezvousTimeoutError:\n"
@@ -199,6 +210,17 @@ def test_several_nodes_need_the_rendezvous() -> None:
     with pytest.raises(MissingInput, match="host:port of node 0, with --nnodes above 1"):
         Launch(nnodes=2)
     assert Launch(nnodes=2, node_rank=1, rdzv_endpoint="[::1]:29500", local_addr="fe80::1").world_size == 2
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "given"),
+    [("10.0.0.1:29500", "10.0.0.1:29500"), ("node0", "node0:29400"), ("[::1]", "[::1]:29400"), ("[::1]:7", "[::1]:7")],
+)
+def test_torchrun_keeps_each_nodes_rank(tmp_path: Path, endpoint: str, given: str) -> None:
+    # The static rendezvous: node 1 stays node 1 (c10d's would renumber the nodes by host name
+    # and process id); it needs a port, torchrun's default where the endpoint gives none.
+    argv = Launch(nnodes=2, node_rank=1, rdzv_endpoint=endpoint).torchrun(tmp_path)
+    assert {"--nnodes=2", "--node-rank=1", "--rdzv-backend=static", f"--rdzv-endpoint={given}"} <= set(argv)
 
 
 @pytest.mark.usefixtures("no_rank")

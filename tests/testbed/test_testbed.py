@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
+import dpscale
 from tests.testbed.netns import available, two_hosts
 
 pytestmark = pytest.mark.distributed
@@ -92,3 +94,63 @@ def test_fsdp_full_shard_on_a_shaped_link() -> None:
     assert point.link_over_compute >= 5
     assert abs(point.predicted_shaped - point.measured) <= 0.02
     assert "dps" not in namespaces()
+
+
+def test_a_link_bound_jobs_exposed_communication_is_the_links_time(tmp_path: Path) -> None:
+    """dpscale explain on the profiler traces of a DDP job whose gradients cross a 100 Mbit/s link.
+
+    The physics: with 2 ranks, each ends holding the sum of both gradients, so the other rank's
+    S gradient bytes must reach it whatever the algorithm (gloo's ring sends exactly S each way:
+    half in the reduce-scatter, half in the all-gather), and the shaper lets R·1448/1500 bytes of
+    TCP payload a second through each way: the wire time is W = S / (R·1448/1500). So:
+
+    - communication in flight per step ≥ W, less the shaper's burst (50 kB here, 4 ms of the link);
+    - exposed communication ≥ W − compute: overlap can hide the transfer behind compute only;
+    - exposed communication ≤ 1.5·W + 20 ms: beyond W go TCP's acknowledgements (about 2 % of
+      the link), gloo's sums and a few round trips per DDP bucket (tens of µs each on a veth);
+      the slowest rank waits for no one, so its exposed communication is transfer alone.
+
+    At 4 MB of gradients (1M parameters) W is 0.33 s against tens of ms of compute: the job is
+    link-bound. 10 % is left below W for the shaper's burst and the clocks.
+    """
+    import json
+    import sys
+
+    from dpscale.explain import explain
+    from tests.testbed.grid import TCP_PAYLOAD
+
+    rate_mbit = 100
+    root = Path(__file__).resolve().parents[2]
+    source = str(Path(dpscale.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, str(root)])}
+    with two_hosts(rate_mbit) as hosts:
+        procs = [
+            subprocess.Popen(
+                host.command([sys.executable, "-m", "tests.testbed.traced_link", str(tmp_path), str(rank), "1e6"]),
+                cwd=root,
+                env={**env, **host.env()},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for rank, host in enumerate(hosts)
+        ]
+        try:
+            logs = [proc.communicate(timeout=300)[0] for proc in procs]  # a failsafe: the job takes seconds
+        finally:
+            for proc in procs:
+                proc.kill()
+    assert [proc.returncode for proc in procs] == [0, 0], [log[-2000:] for log in logs]
+    gradient_bytes = json.loads((tmp_path / "job.json").read_text())["bytes"]
+    wire = gradient_bytes / (rate_mbit * 1e6 / 8 * TCP_PAYLOAD)
+    found = explain(tmp_path / "traces")
+    assert [rank.steps for rank in found.ranks] == [4, 4]
+    measured = found.calibration  # the slowest rank's: transfer without waiting
+    seen = {"wire": wire, **{f"rank {r.rank}": r.to_dict() for r in found.ranks}}
+    assert measured.compute_time < 0.5 * wire, seen  # link-bound, as the bounds below assume
+    assert measured.communication_time >= 0.9 * wire, seen
+    for rank in found.ranks:  # every rank has the other's gradients to receive
+        assert rank.exposed_communication.mean >= 0.9 * wire - rank.compute.mean, seen
+    assert 0.9 * wire - measured.compute_time <= measured.exposed_communication <= 1.5 * wire + 0.02, seen
+    assert found.bottleneck == "communication"
+    assert not {host.namespace for host in hosts} & set(namespaces().split())

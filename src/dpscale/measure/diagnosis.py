@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from dpscale.measure.launch import clip
@@ -34,11 +35,9 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _progress(status: Path, world: int) -> tuple[list[int], dict[int, int]]:
-    joined = [r for r in range(world) if (status / f"joined-{r}").exists()]
-    steps = {
-        r: int((status / f"step-{r}").read_text() or 0) if (status / f"step-{r}").exists() else 0 for r in range(world)
-    }
+def _progress(status: Path, ranks: Sequence[int]) -> tuple[list[int], dict[int, int]]:
+    joined = [r for r in ranks if (status / f"joined-{r}").exists()]
+    steps = {r: int((status / f"step-{r}").read_text() or 0) if (status / f"step-{r}").exists() else 0 for r in ranks}
     return joined, steps
 
 
@@ -59,14 +58,26 @@ def _causes(text: str) -> tuple[dict[int, str], str | None]:
     return ranked, loose
 
 
-def diagnose(what: str, status: Path, world: int, log: Path, code: int | None, timed_out: bool, timeout: float) -> str:
+def diagnose(
+    what: str,
+    status: Path,
+    world: int,
+    log: Path,
+    code: int | None,
+    timed_out: bool,
+    timeout: float,
+    ranks: Sequence[int] | None = None,
+) -> str:
     """Which rank failed and why, in sentences, from the workers' notes and torchrun's log.
 
     Torchrun's own words (its summary, tracebacks, the URL of its docs) stay out: from them come
     only each rank's exit status, the first to fail ("Root Cause") and the exception it raised.
+    ``ranks`` are those this node started (all ``world`` by default): only they note anything in
+    this node's ``status``, so only they can be said to have never joined or to lag behind.
     """
-    joined, steps = _progress(status, world)
-    absent = [r for r in range(world) if r not in joined]
+    mine = range(world) if ranks is None else ranks
+    joined, steps = _progress(status, mine)
+    absent = [r for r in mine if r not in joined]
     parts = [f"{what} on {world} rank{'s' if world > 1 else ''} did not complete"]
     text = log.read_text(errors="replace") if log.exists() else ""
     failed = {int(rank): int(code_) for rank, code_ in _EXITCODE.findall(text)}
@@ -95,8 +106,10 @@ def diagnose(what: str, status: Path, world: int, log: Path, code: int | None, t
         else:
             why = ranked.get(rank)
             parts.append(f"rank {rank} was ended by {signal_name(-code_)}" + (f" ({why})" if why else ""))
-    if absent and len(absent) < world:
+    if absent and len(absent) < len(mine):
         parts.append(f"rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} never joined")
+    elif absent and len(mine) < world:
+        parts.append("no rank of this node joined the process group (rendezvous did not form)")
     elif absent:
         parts.append("no rank joined the process group (rendezvous did not form)")
     elif steps and min(steps.values()) < max(steps.values()):

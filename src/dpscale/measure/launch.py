@@ -30,6 +30,7 @@ MAX_NODES = 65536
 MAX_THREADS = 4096  # CPU threads per rank
 MIN_TIMEOUT = 1.0  # seconds
 MAX_TIMEOUT = 24 * 3600.0
+DEFAULT_RDZV_PORT = 29400  # torchrun's, for an endpoint given without a port
 
 RANGE = N_("a whole number from %(least)s to %(most)s")
 _RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
@@ -142,6 +143,12 @@ class Launch:
             )
         return max(1, cores // self.nproc_per_node)
 
+    def _endpoint(self) -> str:
+        """The rendezvous as host:port, the port c10d's default where none is given (static needs one)."""
+        endpoint = str(self.rdzv_endpoint)
+        found = _ENDPOINT.fullmatch(endpoint)
+        return endpoint if found is not None and found.group(1) else f"{endpoint}:{DEFAULT_RDZV_PORT}"
+
     def torchrun(self, logs: Path) -> list[str]:
         """torchrun's command line (``python -m torch.distributed.run``), its own files going to ``logs``."""
         argv = [
@@ -159,9 +166,12 @@ class Launch:
             *local,
             f"--nnodes={self.nnodes}",
             f"--node-rank={self.node_rank}",
-            "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={self.rdzv_endpoint}",
+            # The static rendezvous keeps each node's rank: node 0 hosts the store at the endpoint
+            # and its ranks are 0 to nproc - 1. The c10d one ignores --node-rank and numbers the
+            # nodes by host name, then process id: node 1 could become node 0, its launcher then
+            # holding the result while node 0's found none ("rank 0 never joined").
+            "--rdzv-backend=static",
+            f"--rdzv-endpoint={self._endpoint()}",
             f"--rdzv-id={self.rdzv_id}",
-            # Node 0 hosts the rendezvous store at the endpoint (its own address), whatever its host name says.
-            f"--rdzv-conf=join_timeout={int(self.timeout)},is_host={'true' if self.node_rank == 0 else 'false'}",
+            f"--rdzv-conf=timeout={max(1, int(self.timeout))}",
         ]

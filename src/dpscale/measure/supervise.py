@@ -159,7 +159,9 @@ def run(job: str, launch: Launch, options: list[str]) -> dict[str, Any]:
                 time.sleep(0.05)
             code = proc.returncode
             if timed_out or code != 0 or (launch.node_rank == 0 and not result.exists()):
-                raise RunFailed(diagnose(job, status, launch.world_size, log, code, timed_out, launch.timeout))
+                here = range(launch.node_rank * launch.nproc_per_node, (launch.node_rank + 1) * launch.nproc_per_node)
+                why = diagnose(job, status, launch.world_size, log, code, timed_out, launch.timeout, here)
+                raise RunFailed(why)
         if not result.exists():  # another node's rank 0 writes the result
             return {}
         data: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
