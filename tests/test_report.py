@@ -5,14 +5,18 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import pytest
+
 from dpscale import scale
 from dpscale.batch import effective_batch
 from dpscale.fit import fit
+from dpscale.i18n import Lang
 from dpscale.pipeline import bubble
 from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
+from dpscale.predict.inputs import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
-from dpscale.report import Grid, Row, html_grid, html_rows, scaling_rows
+from dpscale.report import Grid, Row, calibration_line, html_grid, html_rows, scaling_rows
 
 
 class _Cells(HTMLParser):
@@ -133,3 +137,38 @@ def test_every_result_has_a_registered_table_and_no_circle_to_the_report() -> No
     results = {class_path(cls) for cls in ShowsAsTable.__subclasses__()}  # every result that shows itself has its table
     assert results <= registered()
     assert len(registered()) == 9
+
+
+@pytest.mark.parametrize(
+    ("e", "low", "high", "lang", "shown"),
+    [
+        (0.975, 0.2648, 0.975, "en", "97.5% (26–98)"),  # rounded outwards: the interval still holds E
+        (0.941, 0.47, 0.941, "fr", "94,1\u00a0% (47–95)"),
+        (0.29, 0.29, 0.29, "en", "29% (29–29)"),  # 0.29·100 is 28.999…: not floored to 28
+    ],
+)
+def test_an_interval_in_whole_percent_holds_its_estimate(
+    e: float, low: float, high: float, lang: Lang, shown: str
+) -> None:
+    from dpscale.report import efficiency_with_interval
+
+    assert efficiency_with_interval(e, low, high, lang) == shown
+
+
+@pytest.mark.parametrize(
+    ("count", "lang", "head"),
+    [
+        (1, "en", "Calibrated on 1 measurement: "),
+        (2, "en", "Calibrated on 2 measurements: "),
+        (1, "fr", "Calibré sur 1 mesure : "),
+        (3, "fr", "Calibré sur 3 mesures : "),
+    ],
+)
+def test_the_calibration_line_counts_its_measurements(count: int, lang: Lang, head: str) -> None:
+
+    values = {"devices": [8, 64], "per_device_throughput": 2500.0, "batch": 256.0, "params": 25.6e6, "intra": "nvlink3"}
+    measured = [(8, 19000.0), (16, 37000.0), (32, 72000.0)][:count]
+    request = PREDICT.build({**values, "inter": "ib-hdr", "measured": measured})
+    line = calibration_line(request.predict(), lang)
+    assert line is not None
+    assert line.startswith(head), line

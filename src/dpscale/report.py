@@ -9,6 +9,7 @@ No Rich and no numpy here; values arrive already computed by the core.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -238,15 +239,18 @@ def calibration_line(p: Prediction, lang: Lang) -> str | None:
         f"({format_percent(v['low'], lang)}–{format_percent(v['high'], lang)})"
         for name, v in found["fitted"].items()
     ]
-    head = _("Calibrated on %(n)s measurements") % {"n": format_number(len(found["measured"]), lang)}
-    return f"{head}: {', '.join(parts)}." if parts else f"{head}."
+    count = len(found["measured"])
+    catalog = translation(lang)
+    head = catalog.ngettext("Calibrated on %(n)s measurement", "Calibrated on %(n)s measurements", count) % {
+        "n": format_number(count, lang)
+    }
+    return _("%(head)s: %(found)s.") % {"head": head, "found": ", ".join(parts)} if parts else f"{head}."
 
 
 def efficiency_with_interval(e: float, low: float, high: float, lang: Lang) -> str:
-    """E and its interval in whole percent: ``92.7% (88–95)``."""
-    return (
-        f"{format_percent(e, lang)} ({format_number(round(low * 100), lang)}–{format_number(round(high * 100), lang)})"
-    )
+    """E and its interval in whole percent, rounded outwards so that it still holds E: ``97.5% (26–98)``."""
+    below, above = math.floor(round(low * 100, 9)), math.ceil(round(high * 100, 9))  # 9 places: 0.29·100 is 29
+    return f"{format_percent(e, lang)} ({format_number(below, lang)}–{format_number(above, lang)})"
 
 
 def explanation_grid(e: Explanation, lang: Lang) -> Grid:
