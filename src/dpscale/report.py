@@ -247,6 +247,33 @@ def calibration_line(p: Prediction, lang: Lang) -> str | None:
     return _("%(head)s: %(found)s.") % {"head": head, "found": ", ".join(parts)} if parts else f"{head}."
 
 
+def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
+    """What a prediction's table leaves unsaid, a sentence each: where its interval comes from, the
+    measurement E is relative to, and what a calibration found (the terminal and the page alike)."""
+    _ = translation(lang).gettext
+    notes = [
+        _("E (low–high): its %(level)s interval, from what the model cannot know.")
+        % {"level": format_percent(p.level, lang)}
+    ]
+    if p.reference_devices is not None:
+        notes.append(
+            _("E relative to the measurement on %(n)s devices.") % {"n": format_number(p.reference_devices, lang)}
+        )
+    calibrated = calibration_line(p, lang)
+    if calibrated:
+        notes.append(calibrated)
+    return notes
+
+
+def levers_title(p: Prediction, lang: Lang) -> str:
+    """The levers' heading: best first, those that fit the device's memory ahead of the others when it is known."""
+    _ = translation(lang).gettext
+    largest = {"n": format_number(int(max(p.devices)), lang)}
+    if p.fits is None:
+        return _("Levers at %(n)s devices, best first") % largest
+    return _("Levers at %(n)s devices: those that fit first, each group best first") % largest
+
+
 def efficiency_with_interval(e: float, low: float, high: float, lang: Lang) -> str:
     """E and its interval in whole percent, rounded outwards so that it still holds E: ``97.5% (26–98)``."""
     below, above = math.floor(round(low * 100, 9)), math.ceil(round(high * 100, 9))  # 9 places: 0.29·100 is 29

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import unescape
 
 import pytest
@@ -62,3 +63,20 @@ def test_no_network_beyond_one_node_is_warned(client: TestClient) -> None:
     assert 'id="no-network"' not in one_node.text
     networked = client.get("/predict", params=query("predict", "en", devices="8, 256"))
     assert 'id="no-network"' not in networked.text
+
+
+def test_the_page_says_where_its_interval_comes_from_and_what_it_calibrated(client: TestClient) -> None:
+    plain = client.get("/predict", params={"lang": "en"})
+    notes = unescape(plain.text.split('id="prediction-notes">', 1)[1].split("</ul>", 1)[0])
+    assert "90% interval, from what the model cannot know" in notes
+    assert "Calibrated" not in notes
+    measured = client.get("/predict", params={"lang": "en", "measured": "8:7000"})
+    notes = unescape(measured.text.split('id="prediction-notes">', 1)[1].split("</ul>", 1)[0])
+    assert "Calibrated on 1 measurement: step-time variation" in notes
+
+
+def test_levers_that_fit_come_first_and_the_heading_says_so(client: TestClient) -> None:
+    r = client.get("/predict", params={"lang": "en", "params": "7B", "device_memory": "80GiB"})
+    assert "those that fit first, each group best first</caption>" in r.text
+    fits = re.findall(r"<td>(yes|no)</td></tr>", r.text.split('id="levers"', 1)[1])
+    assert fits == sorted(fits, key=lambda f: f != "yes")

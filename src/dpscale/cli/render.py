@@ -181,21 +181,10 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
         out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
     out.print(_("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}, end=" ")
     out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
-    out.print(
-        _("E (low–high): its %(level)s interval, from what the model cannot know.")
-        % {"level": format_percent(p.level, lang)}
-    )
-    if p.reference_devices is not None:
-        reference = {"n": format_number(p.reference_devices, lang)}
-        out.print(_("E relative to the measurement on %(n)s devices.") % reference)
-    calibrated = report.calibration_line(p, lang)
-    if calibrated:
-        out.print(calibrated)
+    for note in report.prediction_notes(p, lang):
+        out.print(note)
     if levers:
-        largest = format_number(int(p.devices.max()), lang)
-        lever_table = Table(
-            box=box.SIMPLE, pad_edge=False, title=_("Levers at %(n)s devices, best first") % {"n": largest}
-        )
+        lever_table = Table(box=box.SIMPLE, pad_edge=False, title=report.levers_title(p, lang))
         lever_table.add_column(_("What if"), justify="left")
         lever_table.add_column(_("Efficiency"), justify="right")
         lever_table.add_column(_("Gain (points)"), justify="right")

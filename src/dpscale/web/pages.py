@@ -36,7 +36,7 @@ from dpscale.format import (
 )
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
-from dpscale.report import efficiency_with_interval, memory_sentence
+from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
@@ -133,6 +133,8 @@ def page_router() -> APIRouter:
             "gib": lambda x: format_memory(x, chosen),
             "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
             "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
+            "prediction_notes": lambda p: prediction_notes(p, chosen),
+            "levers_title": lambda p: levers_title(p, chosen),
             "points": lambda x: format_points(x, chosen),
             "estimate": lambda x, err: format_estimate(x, err, chosen),
             "r2": lambda x: format_r2(x, chosen),
