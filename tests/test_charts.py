@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,19 @@ def test_the_prediction_chart_shows_the_interval_as_a_band() -> None:
     shown = [(row["e_low"], row["e_high"]) for row in band["data"]["values"]]
     assert shown == list(zip(low.tolist(), high.tolist(), strict=True))
     assert to_svg(prediction_chart(p, "en"), lang="en").lstrip().startswith("<svg")
+
+
+def test_the_prediction_chart_labels_each_size_and_every_legend_whole() -> None:
+    # 64 to 512 devices: ticks at 64, 128, 256 and 512 (not 100, 150, …), legends never cut short.
+    from dpscale.charts import prediction_chart
+    from dpscale.predict import presets
+    from dpscale.predict.model import Cluster, Workload, predict
+
+    cluster = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
+    p = predict([64, 128, 256, 512], Workload(938, 256, 25.6e6), cluster)
+    svg = to_svg(prediction_chart(p, "fr"), lang="fr", width=290)
+    assert "E constante (sa valeur à 64 maintenue)" in svg
+    assert "…" not in svg
+    texts = re.findall(r">([^<]+)</text>", svg)
+    first_axis = texts[: texts.index("Appareils")]  # the efficiency chart's x axis, then its title
+    assert first_axis == ["64", "128", "256", "512"]

@@ -210,14 +210,17 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
         "series:N",
         title=None,
         scale=altair.Scale(domain=domain, range=["#0b5cad", "#a40e26", "#8c959f"]),
-        legend=altair.Legend(orient="top"),
+        legend=altair.Legend(orient="top", labelLimit=0, columns=1),  # whole labels, one a line: a phone's width
     )
+    sizes = sorted({int(n) for n in p.devices})
     x = altair.X(
         "devices:Q",
         title=_("Devices"),
         scale=altair.Scale(type="log", base=2)
         if len(p.devices) > 2 and p.devices.max() / p.devices.min() >= 8
         else altair.Scale(),
+        # a tick at each size predicted (a few): 64 and 512 labelled, not 100, 150, …; labels never overlap
+        axis=altair.Axis(values=sizes if len(sizes) <= 8 else altair.Undefined, format="d", labelOverlap="greedy"),
     )
     base = altair.Chart(altair.Data(values=rows)).mark_line(point=True, strokeWidth=2)
     # the prediction's interval as a band behind its line
