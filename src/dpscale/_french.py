@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from dpscale.i18n import Lang
 
-__all__ = ["FRENCH_UNITS", "thousands_reading"]
+__all__ = ["FRENCH_UNITS", "respelled", "thousands_reading"]
 
 # French words and symbols pint does not know, mapped to the names it does.
 FRENCH_UNITS = {
@@ -70,3 +70,55 @@ def _group_thousands(digits: str) -> str:
     digits = digits.lstrip("0") or "0"
     groups = [digits[max(0, i - 3) : i] for i in range(len(digits), 0, -3)][::-1]
     return "\u202f".join(groups)
+
+
+# The same units as each language writes them on a page, for the language switch.
+_TO_ENGLISH = {
+    "j": "d",
+    "jour": "day",
+    "jours": "days",
+    "heure": "hour",
+    "heures": "hours",
+    "seconde": "second",
+    "secondes": "seconds",
+    "semaine": "week",
+    "semaines": "weeks",
+    "an": "year",
+    "ans": "years",
+    "année": "year",
+    "années": "years",
+    **{french: english for french, english in FRENCH_UNITS.items() if "o" in french},  # Go, Gio/s …
+}
+_TO_FRENCH = {
+    "d": "j",
+    "day": "jour",
+    "days": "jours",
+    "hour": "heure",
+    "hours": "heures",
+    "second": "seconde",
+    "seconds": "secondes",
+    "week": "semaine",
+    "weeks": "semaines",
+    "year": "an",
+    "years": "ans",
+    **{english: french for french, english in FRENCH_UNITS.items() if "o" in french},
+}
+_NUMBER_THEN_REST = re.compile(r"^\s*([-+]?[\d \u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)(\s*)([^\d\s,.].*?)\s*$")
+_GROUP_SPACES = re.compile(r"[ \u00a0\u202f\u2009]")
+
+
+def respelled(text: str, source: Lang, target: Lang) -> str | None:
+    """A number and its unit or suffix as ``target`` writes them, the way it was typed otherwise kept:
+    ``1,5 j`` → ``1.5 d``, ``80 Go`` → ``80 GB``, ``25,6M`` → ``25.6M`` (and back). None where
+    ``text`` is not a number followed by something; the caller checks that it reads the same."""
+    found = _NUMBER_THEN_REST.match(text) if len(text) <= 100 else None
+    if found is None or source == target:
+        return None
+    number, gap, rest = found.groups()
+    if source == "fr":
+        number = _GROUP_SPACES.sub("", number).replace(",", ".")
+        rest = _TO_ENGLISH.get(rest, rest)
+    else:
+        number = number.replace(",", "").replace(".", ",")
+        rest = _TO_FRENCH.get(rest, rest)
+    return number + gap + rest

@@ -459,7 +459,7 @@ def test_the_switch_keeps_quantities_with_a_suffix_or_a_unit(client: TestClient)
         "overlap": "on",
     }
     r = client.get("/predict", params=query)
-    assert 'value="25,600,000"' in r.text
+    assert 'value="25.6M"' in r.text  # its form kept, in the English spelling
     assert 'value="2.5%"' in r.text
     assert 'value="3us"' in r.text  # the same in both languages: kept as typed
     assert 'id="placeholder"' not in r.text
@@ -476,4 +476,12 @@ def test_the_switch_keeps_quantities_with_a_suffix_or_a_unit(client: TestClient)
             "deadline": "1,5 j",
         },
     )
-    assert 'value="129,600 s"' in plan.text
+    assert 'value="1.5 d"' in plan.text
+    memory = client.get("/predict", params={**query, "device_memory": "80 Go", "params": "7B"})
+    assert 'value="80 GB"' in memory.text
+    assert 'value="7B"' in memory.text
+    back = client.get(
+        "/predict", params={**query, "lang": "fr", "from": "en", "device_memory": "80GiB", "params": "1.5B"}
+    )
+    assert 'value="80Gio"' in back.text
+    assert 'value="1,5B"' in back.text

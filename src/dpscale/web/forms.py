@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpscale import scaling
-from dpscale._french import thousands_reading
+from dpscale._french import respelled, thousands_reading
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.fit.inputs import FIT
@@ -170,6 +170,12 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
             continue
         with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
             value = field.read(values[name], source, field=name)
+            # A number and its unit or suffix keep their form, in the other's spelling: 1,5 j → 1.5 d,
+            # 80 Go → 80 GB, 25,6M → 25.6M.
+            again = respelled(values[name], source, target)
+            if again is not None and not again.endswith("%") and _reads_as(field, again, target, value):
+                out[name] = again
+                continue
             if (field.read is _measurements or (field.spec is not None and field.spec.unit)) and _reads_as(
                 field, values[name], target, value
             ):  # "100Gb/s", "3us", JSON lines: what reads the same in both is kept as typed
