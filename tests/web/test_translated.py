@@ -36,3 +36,15 @@ def test_no_english_sentence_is_left_on_the_french_page(path: str) -> None:
     left = sorted(s for s in english if s in french)
     assert english, path
     assert left == [], left[:3]
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [("/plan", ["coût", "énergie"]), ("/pipeline", ["étape", "bulle"]), ("/predict", ["étape", "exposée"])],
+)
+def test_the_formulas_name_their_quantities_in_french(path: str, words: list[str]) -> None:
+    page = TestClient(create_app()).get(path, params={"lang": "fr"}).text
+    formula = page.split("<math", 1)[1].split("</math>", 1)[0]
+    texts = re.findall(r"<mtext>([^<]*)</mtext>", formula)
+    assert set(words) <= set(texts), texts
+    assert not {"cost", "energy", "step", "bubble", "exposed"} & set(texts)
