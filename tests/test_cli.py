@@ -157,7 +157,7 @@ def test_superlinear_warns(capsys: pytest.CaptureFixture[str]) -> None:
         (["scale", "64", "2000", "0,9"], "efficiency"),
         (["scale", "64", "2000", "0.9", "--lang", "de"], "lang"),
         (["scale", "64", "2000"], "efficiency: missing; expected three of devices"),
-        (["scale", "64", "2000", "0.9", "-a", "1"], "actual: got 1.0; expected no value when"),
+        (["scale", "64", "2000", "0.9", "-a", "1"], "actual: got '1'; expected no value when"),
         (["scale", "64", "2000", "0.9", "--devices", "32"], "devices"),
         (["scale", "-d", "64", "-v", "2000", "-a", "1", "--solve", "devices"], "solve"),
         (["scale", "64", "2000", "0.9", "--unit", ""], "unit"),

@@ -154,7 +154,7 @@ def test_predict_with_an_input_pipeline(capsys: pytest.CaptureFixture[str]) -> N
     assert out.index("double the input pipeline's throughput") < out.index("balance the load")
     code, out, err = run(capsys, *PREDICT, "--intra", "nvlink3", "--input-rate", "500")
     assert (code, out) == (2, "")
-    assert err.startswith("error: input_rate: got 500.0; expected at least the per-device throughput")
+    assert err.startswith("error: input_rate: got '500'; expected at least the per-device throughput")
 
 
 def test_predict_json_with_numbers_and_units(capsys: pytest.CaptureFixture[str]) -> None:
@@ -359,3 +359,18 @@ def test_huge_batches_are_written_short(capsys: pytest.CaptureFixture[str]) -> N
     code, out, err = run(capsys, "batch", "1e9", "1e9", "1e9")
     assert (code, err) == (0, "")
     assert "1E27" in out  # 28 digits and more are written in scientific notation, never a traceback
+
+
+@pytest.mark.parametrize(
+    ("option", "typed", "said"),
+    [
+        (["--inter", "ib-ndr", "--inter-bw", "100Mb/s"], "100Mb/s", "inter_bw: got '100Mb/s'"),
+        (["--intra", "nvlink3", "--input-rate", "50"], "50", "input_rate: got '50'"),
+    ],
+)
+def test_a_refusal_quotes_what_was_typed_not_the_number_read(
+    capsys: pytest.CaptureFixture[str], option: list[str], typed: str, said: str
+) -> None:
+    code, _, err = run(capsys, "predict", "-d", "8,64", "-v", "100", "-b", "32", "-p", "25M", *option)
+    assert code == 2
+    assert err.startswith(f"error: {said};"), err

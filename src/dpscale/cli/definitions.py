@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any
 
 import typer
 
 from dpscale.cli.options import JsonOption, LangOption, one_of
-from dpscale.errors import N_, InvalidInput
+from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
 
@@ -100,20 +100,24 @@ def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, f
 
 
 @contextlib.contextmanager
-def named_as_options(definition: Definition) -> Iterator[None]:
-    """Errors about an input name it as the command line spells it (``intra_bw``, not ``intra_bandwidth``)."""
+def named_as_options(definition: Definition, typed: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """Errors about an input name it as the command line spells it (``intra_bw``, not ``intra_bandwidth``),
+    and quote what was typed there (``100Mb/s``), not the number it was read as (12500000.0)."""
     try:
         yield
     except InvalidInput as exc:
         item = definition.get(exc.field)
         if item is None:
             raise
+        text = (typed or {}).get(item.name)
+        if isinstance(text, str) and exc.value is not None and not isinstance(exc, MissingInput):
+            raise exc.as_given(item.cli_name, text) from None
         raise exc.renamed(item.cli_name) from None
 
 
 def build(definition: Definition, given: dict[str, Any], lang: Lang) -> Any:
     """What ``definition`` builds from the options given, read in ``lang``; errors name the options."""
-    with named_as_options(definition):
+    with named_as_options(definition, given):
         return definition.build(read_values(definition, given, lang))
 
 

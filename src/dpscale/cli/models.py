@@ -19,7 +19,7 @@ def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: s
     from dpscale.predict.inputs import PREDICT
 
     language = lang_of(lang)
-    with named_as_options(PREDICT):
+    with named_as_options(PREDICT, given):
         request = PREDICT.build(read_values(PREDICT, given, language))
         prediction = request.predict()
         found = request.levers() if show_levers else []
