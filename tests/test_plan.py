@@ -76,6 +76,7 @@ def test_unreachable_deadline_says_why() -> None:
         (lambda: plan(1e6, 8, 100, 1.2), "efficiency"),
         (lambda: plan(1e6, 8, 100, 0.9, price_per_device_hour=-1), "price_per_device_hour"),
         (lambda: plan(1e6, 8, 100, 0.9, currency="dollars"), "currency"),
+        (lambda: plan(1e6, 8, 100, 0.9, currency="ZZZ"), "currency"),  # three letters, but no currency
         (lambda: plan(1e6, 8, 100, lambda n: 2.0), "efficiency"),
         (lambda: devices_for_deadline(1e6, 0, 100, 0.9), "deadline_seconds"),
     ],

@@ -105,7 +105,10 @@ class Plan(ShowsAsTable):
 
 
 def _currency(value: Any) -> str:
-    if not (isinstance(value, str) and len(value) == 3 and value.isalpha()):
+    """An ISO 4217 code Babel (CLDR) knows, upper-cased: ``eur`` is EUR; ``ZZZ`` is no currency."""
+    from babel.numbers import list_currencies
+
+    if not (isinstance(value, str) and len(value) == 3 and value.isascii() and value.upper() in list_currencies()):
         raise InvalidInput("currency", value, "a three-letter ISO 4217 code such as USD or EUR")
     return value.upper()
 
