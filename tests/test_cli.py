@@ -82,7 +82,7 @@ def test_french(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "scale", "64", "2 000", "0,9", "--lang", "fr")
     assert code == 0
     assert "Débit réel (A = I·E)" in out
-    assert f"115{NNBSP}200 samples/s" in out
+    assert f"115{NNBSP}200 échantillons/s" in out
     assert f"57,6{NBSP}×" in out
 
 
@@ -277,3 +277,17 @@ def test_tiny_and_huge_figures_are_written_short(capsys: pytest.CaptureFixture[s
     assert code == 0
     assert "3.56E7 ms" in out  # a step time of 10⁷ ms written in a few characters
     assert max(len(line) for line in out.splitlines()) < 200
+
+
+def test_french_defaults_are_the_french_pages_own(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # The unit and the currency not given: échantillons/s and € in French, as the French page is prefilled.
+    code, out, err = run(capsys, "scale", "--lang", "fr", "64", "2000", "0.9", "--plot", str(tmp_path / "s.svg"))
+    assert code == 0
+    assert "115 200 échantillons/s" in out.replace("\u202f", " ").replace("\u00a0", " ")
+    assert err.startswith("graphique écrit dans ")
+    code, out, _ = run(
+        capsys, "plan", "--lang", "fr", "-d", "8", "-v", "100", "-e", "0.9", "--work", "1e6", "--price", "2"
+    )
+    assert "€" in out
+    code, out, _ = run(capsys, "scale", "--lang", "en", "64", "2000", "0.9")
+    assert "samples/s" in out

@@ -53,7 +53,7 @@ def _bubble(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str
     if plot is not None:
         from dpscale.charts import save_chart, schedule_chart
 
-        save_plot(plot, lambda: save_chart(schedule_chart(result, language), plot, lang=language))
+        save_plot(plot, lambda: save_chart(schedule_chart(result, language), plot, lang=language), language)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -72,6 +72,10 @@ def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> di
             values[item.name] = (not item.default) if text else None
         elif item.kind == "reference" and text is not None:
             values[item.name] = _references(item, text if isinstance(text, list) else [text], lang)
+        elif text is None and item.kind == "text" and item.example and item.default == item.example[1]:
+            # a label whose default is its English example (samples/s, USD): the user's language's,
+            # as the page is prefilled (échantillons/s, EUR in French)
+            values[item.name] = item.example[0] if lang == "fr" else item.example[1]
         else:
             values[item.name] = None if text is None else read_input(item, text, lang)
     return values

@@ -55,7 +55,7 @@ def _fit(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | 
     if plot is not None:
         from dpscale.charts import fit_chart, save_chart
 
-        save_plot(plot, lambda: save_chart(fit_chart(result, language), plot, lang=language))
+        save_plot(plot, lambda: save_chart(fit_chart(result, language), plot, lang=language), language)
     if as_json:
         emit_json(result.to_dict())
         return

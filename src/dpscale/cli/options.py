@@ -50,11 +50,13 @@ def emit_json(payload: dict[str, object]) -> None:
     print(json.dumps(payload, ensure_ascii=False))
 
 
-def save_plot(path: str, write: Callable[[], Path]) -> None:
+def save_plot(path: str, write: Callable[[], Path], lang: Lang) -> None:
     try:
         written = write()
     except OSError as exc:
         raise InvalidInput(
             "plot", path, N_("a path that can be written (%(reason)s)"), params={"reason": exc.strerror}
         ) from exc
-    print(f"chart written to {written}", file=sys.stderr)
+    from dpscale.i18n import translation
+
+    print(translation(lang).gettext(N_("chart written to %(path)s")) % {"path": written}, file=sys.stderr)

@@ -30,7 +30,7 @@ def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str 
     if plot is not None:
         from dpscale.charts import save_chart, scaling_chart
 
-        save_plot(plot, lambda: save_chart(scaling_chart(solution.scaling, language), plot, lang=language))
+        save_plot(plot, lambda: save_chart(scaling_chart(solution.scaling, language), plot, lang=language), language)
     if as_json:
         payload = solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
         emit_json(payload)
