@@ -16,7 +16,7 @@ from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
-from dpscale.report import Grid, Row, calibration_line, html_grid, html_rows, scaling_rows
+from dpscale.report import Grid, Row, calibration_line, html_grid, html_rows, prediction_notes, scaling_rows
 
 
 class _Cells(HTMLParser):
@@ -172,3 +172,11 @@ def test_the_calibration_line_counts_its_measurements(count: int, lang: Lang, he
     line = calibration_line(request.predict(), lang)
     assert line is not None
     assert line.startswith(head), line
+
+
+def test_an_assumed_variation_behind_the_straggler_wait_is_said() -> None:
+    values = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6, "intra": "nvlink3"}
+    assumed = prediction_notes(PREDICT.build({**values, "inter": "ib-hdr"}).predict(), "en")
+    assert any("assumed step-time variation of 2%" in note for note in assumed)
+    measured = prediction_notes(PREDICT.build({**values, "inter": "ib-hdr", "jitter": 0.05}).predict(), "en")
+    assert not any("assumed" in note for note in measured)

@@ -26,6 +26,7 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
+from dpscale.predict.defaults import DEFAULT_JITTER
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch
@@ -262,6 +263,14 @@ def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
     calibrated = calibration_line(p, lang)
     if calibrated:
         notes.append(calibrated)
+    elif p.cluster.jitter == DEFAULT_JITTER and "stragglers" in p.bottleneck:  # the default, not a measurement
+        notes.append(
+            _(
+                "The straggler wait comes from an assumed step-time variation of %(cv)s across devices: "
+                "give the one measured on your cluster."
+            )
+            % {"cv": format_percent(DEFAULT_JITTER, lang)}
+        )
     return notes
 
 
