@@ -23,6 +23,7 @@ from dpscale.format import (
     format_money,
     format_number,
     format_percent,
+    format_r2,
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
@@ -355,7 +356,7 @@ def fit_grid(f: Fit, lang: Lang) -> Grid:
         if m.name == f.chosen:
             emphasis = i
         aicc = format_number(m.aicc, lang, decimals=1) if m.aicc is not None else "—"
-        r2 = format_number(m.r2, lang, decimals=5) if m.params else "—"
+        r2 = format_r2(m.r2, lang) if m.params else "—"
         rows.append((f"{m.name}{' ←' if m.name == f.chosen else ''}", params or "—", r2, aicc))
     title = _("Models fitted to %(n)s measurements") % {"n": len(f.points)}
     return Grid((_("Model"), _("Parameters (± standard error)"), "R²", "AICc"), tuple(rows), title, emphasis)
