@@ -248,35 +248,35 @@ def test_cli_measure_json_and_failure_exit(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
+    # Signalled once this run's two ranks have joined (its own folder, under its own TMPDIR), not as
+    # soon as any worker exists: a worker left by another test, or a run that ends first, would
+    # otherwise decide the outcome.
+    temp = tmp_path / "temp"
+    temp.mkdir()
     proc = subprocess.Popen(
-        [
-            str(BIN / "dpscale"),
-            "measure",
-            "--nproc",
-            "2",
-            "--params",
-            "4M",
-            "--steps",
-            "200",
-            "--repeats",
-            "1",
-            "--out",
-            str(tmp_path / "r.jsonl"),
-        ],
+        [str(BIN / "dpscale"), *LONG["measure"], "--threads", "1", "--out", str(tmp_path / "r.jsonl")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "TMPDIR": str(temp)},
     )
-    deadline = time.monotonic() + 60
-    while not workers_left() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert workers_left(), "the workers never started"
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(temp.glob("dpscale-*/status/joined-*"))) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the ranks never joined"
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     assert proc.returncode == 130
     assert "interrupted" in err
-    time.sleep(1)
-    assert workers_left() == []
+    deadline = time.monotonic() + 30
+    while processes_mentioning(str(temp)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_mentioning(str(temp)) == []
     assert not (tmp_path / "r.jsonl").exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gzip
 import html
 import json
@@ -203,7 +204,10 @@ def _run(chunks: list[bytes], *, gap: float = 0.0, more: bool = False) -> tuple[
         }
         await Guard(route, body_seconds=0.05)(scope, receive, send)
 
-    asyncio.run(main())
+    # A loop of its own in a thread of its own: the suite's browser tests (Playwright's sync API)
+    # may leave one running in this thread, where asyncio.run() cannot start another.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, main()).result()
     return sent[0]["status"], seen
 
 
