@@ -172,6 +172,8 @@ def test_levers_are_ranked_and_batch_helps_when_communication_binds() -> None:
     assert by_name["inter_bandwidth"].gain > 0
     assert by_name["fp16_gradients"].gain > 0
     assert "overlap" not in by_name  # already on
+    in_16_bits = {lever.name for lever in levers([64], replace(w, grad_bytes=2.0), c)}
+    assert "fp16_gradients" not in in_16_bits  # already in 16 bits: not offered again
 
 
 def test_presets() -> None:

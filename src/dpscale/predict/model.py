@@ -335,13 +335,11 @@ def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Ref
         ),
         ("overlap", "overlap communication with the backward pass", workload, replace(cluster, overlap=True)),
         ("balance", "balance the load: no step-time variation", workload, replace(cluster, jitter=0.0)),
-        (
-            "fp16_gradients",
-            "all-reduce gradients in 16 bits",
-            replace(workload, grad_bytes=workload.grad_bytes / 2),
-            cluster,
-        ),
     ]
+    if workload.grad_bytes > 2:  # already 16 bits or fewer: nothing to offer
+        options.append(
+            ("fp16_gradients", "all-reduce gradients in 16 bits", replace(workload, grad_bytes=2.0), cluster)
+        )
     if workload.input_throughput is not None:
         options.append(
             (
