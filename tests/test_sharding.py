@@ -237,3 +237,16 @@ def test_a_measurement_without_its_colon_names_the_option(capsys: pytest.Capture
     assert (
         err == "error: measured: got '8'; expected devices:throughput (8:7500), or an existing file of measurements\n"
     )
+
+
+def test_a_sharding_group_without_hybrid_is_refused_not_ignored() -> None:
+    from dpscale.errors import InvalidInput
+    from dpscale.predict import presets
+    from dpscale.predict.model import Cluster, Workload, levers
+
+    link = presets.link("intra", "nvlink3")
+    with pytest.raises(InvalidInput, match="shard_group"):
+        Cluster(link, 8, sharding="zero3", shard_group=4)
+    hybrid = Cluster(link, 8, sharding="hybrid", shard_group=4)
+    found = {lever.name for lever in levers([64], Workload(938, 256, 25.6e6), hybrid)}
+    assert {"sharding_zero3", "sharding_ddp"} <= found  # the other strategies, without the group

@@ -110,6 +110,8 @@ class Cluster:
             )
         if self.shard_group is not None:
             _validate.whole("shard_group", self.shard_group)
+            if self.sharding != "hybrid":  # a group of nothing: said, not ignored
+                raise InvalidInput("shard_group", self.shard_group, N_("no group unless the strategy is hybrid (HSDP)"))
         if self.device_memory is not None:
             _validate.positive("device_memory", self.device_memory)
         if self.algorithm not in ALGORITHMS:

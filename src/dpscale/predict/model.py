@@ -371,7 +371,10 @@ def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Ref
     for strategy in get_args(Sharding):
         if strategy != cluster.sharding:
             instead = f"{strategy} instead of {cluster.sharding}"
-            options.append((f"sharding_{strategy}", instead, workload, replace(cluster, sharding=strategy)))
+            group = cluster.shard_group if strategy == "hybrid" else None
+            options.append(
+                (f"sharding_{strategy}", instead, workload, replace(cluster, sharding=strategy, shard_group=group))
+            )
     out = []
     for name, description, w, c in options:
         if c == cluster and w == workload:
