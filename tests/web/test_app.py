@@ -228,3 +228,13 @@ def test_an_api_error_names_its_field_once(client: TestClient) -> None:
     error = r.json()["errors"][0]
     assert error["field"] == "intra_bandwidth"
     assert not error["message"].startswith("intra_bandwidth")
+
+
+def test_a_parameter_an_endpoint_does_not_take_is_refused_by_name(client: TestClient) -> None:
+    # deadline for deadline_seconds: refused, not silently ignored (the answer would be to another question)
+    query = {"devices": 64, "per_device_throughput": 100, "efficiency": 0.9, "work": 1e8, "deadline": 3600}
+    r = client.get("/api/v1/plan", params=query)
+    assert r.status_code == 422
+    error = r.json()["errors"][0]
+    assert error["field"] == "deadline"
+    assert "deadline_seconds" in error["message"]

@@ -42,6 +42,7 @@ def a_422_names_a_field_of_the_request(ctx: Any, response: Any, case: schemathes
     assert errors, "a 422 without errors"
     # "request": the handler's name for the request as a whole (a missing or malformed body).
     parameters = {p.name for p in case.operation.iter_parameters()} | {"request"}
+    parameters |= set(case.query or {})  # a parameter the endpoint does not take, refused by its name
     if case.operation.path == "/api/v1/fit":  # a JSON body: the keys its model declares
         parameters |= set(FitIn.model_fields)
     if case.operation.path == "/api/v1/explain":  # a form of files

@@ -10,11 +10,12 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from dpscale import batch, pipeline, plan, scaling
 from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
+from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.predict import inputs as predict_inputs
 from dpscale.reading import read_input
@@ -132,12 +133,30 @@ def _endpoint(
     """
 
     compute = _computed(definition, answer)
+    known = frozenset(item.api_name or item.name for item in definition.on("api"))
 
-    async def quick(**values: Any) -> dict[str, Any]:
+    def checked(request: Request, values: dict[str, Any]) -> dict[str, Any]:
+        # A parameter the endpoint does not take (deadline for deadline_seconds) is refused by name,
+        # not ignored: the answer would silently be to another question.
+        for name in request.query_params:
+            if name not in known:
+                accepted = N_("a parameter of this endpoint: %(names)s")
+                raise InvalidInput(
+                    name, request.query_params[name], accepted, params={"names": ", ".join(sorted(known))}
+                )
         return compute(**values)
 
-    endpoint: Callable[..., Any] = compute if costly else quick
-    parameters = [_parameter(item) for item in definition.on("api")]
+    def costly_route(request: Request, **values: Any) -> dict[str, Any]:
+        return checked(request, values)
+
+    async def quick(request: Request, **values: Any) -> dict[str, Any]:
+        return checked(request, values)
+
+    endpoint: Callable[..., Any] = costly_route if costly else quick
+    parameters = [
+        inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
+        *(_parameter(item) for item in definition.on("api")),
+    ]
     endpoint.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     endpoint.__name__ = f"api_{definition.name}"
     return endpoint
