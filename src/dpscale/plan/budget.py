@@ -198,7 +198,7 @@ def devices_for_deadline(
                 deadline_seconds,
                 N_(
                     "a deadline that at most %(limit)s devices can meet: it needs %(needed)s %(unit)s, "
-                    "and the fastest cluster, of %(best)s devices, gives %(fastest)s"
+                    "and the fastest cluster tried, of %(best)s devices, gives %(fastest)s %(unit)s"
                 ),
                 params={  # numbers, written in the reader's language where the message is shown
                     "limit": float(limit),
