@@ -52,9 +52,11 @@ __all__ = [
     "fit_grid",
     "html_grid",
     "html_rows",
+    "levers_title",
     "memory_sentence",
     "plan_rows",
     "prediction_grid",
+    "prediction_notes",
     "scaling_rows",
 ]
 

@@ -41,9 +41,10 @@ def test_the_rank_with_extra_work_is_slowest_and_the_other_waits(tmp_path: Path,
     assert (fast.rank, slow.rank, found.slowest_rank) == (0, 1, 1)
     assert fast.steps == slow.steps == 4
     extra = statistics.fmean(timed1["extra"])
-    # The extra work shows as rank 1's compute, and rank 0 waits about as long for it.
-    assert 0.6 * extra < slow.compute.mean - fast.compute.mean < 1.5 * extra
-    assert 0.6 * extra < fast.wait.mean < 1.5 * extra
+    # The extra work shows as rank 1's compute, and rank 0 waits about as long for it (half of it at
+    # least: on a busy machine the two ranks' threads are descheduled at different times).
+    assert 0.5 * extra < slow.compute.mean - fast.compute.mean < 1.5 * extra
+    assert 0.5 * extra < fast.wait.mean < 1.5 * extra
     assert fast.exposed_communication.mean > slow.exposed_communication.mean
     # The parts sum to the step time each rank measured for itself.
     for rank, own in ((fast, timed0), (slow, timed1)):

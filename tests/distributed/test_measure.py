@@ -259,6 +259,9 @@ def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "TMPDIR": str(temp)},
+        # Ctrl-C as a terminal sends it: a suite started in the background by a script inherits
+        # SIGINT ignored, and an ignored signal stays ignored across exec.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 180
@@ -271,6 +274,7 @@ def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # its pipes closed, not left to the garbage collector
     assert proc.returncode == 130
     assert "interrupted" in err
     deadline = time.monotonic() + 30
