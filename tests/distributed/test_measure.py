@@ -247,6 +247,15 @@ def test_cli_measure_json_and_failure_exit(tmp_path: Path) -> None:
     assert bad.stderr.startswith("error: backend: got 'mpi'")
 
 
+def wait_for_both_ranks(proc: subprocess.Popen[str], temp: Path) -> None:
+    """Until the run under ``temp`` (its TMPDIR) has both ranks joined: then a signal meets it running."""
+    deadline = time.monotonic() + 180
+    while len(list(temp.glob("dpscale-*/status/joined-*"))) < 2 and proc.poll() is None:
+        assert time.monotonic() < deadline, "the ranks never joined"
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+
+
 def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
     # Signalled once this run's two ranks have joined (its own folder, under its own TMPDIR), not as
     # soon as any worker exists: a worker left by another test, or a run that ends first, would
@@ -264,11 +273,7 @@ def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
-        deadline = time.monotonic() + 180
-        while len(list(temp.glob("dpscale-*/status/joined-*"))) < 2 and proc.poll() is None:
-            assert time.monotonic() < deadline, "the ranks never joined"
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()
+        wait_for_both_ranks(proc, temp)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -315,11 +320,7 @@ def test_a_signal_ends_every_process_and_removes_the_run_folder(
         env={**os.environ, "TMPDIR": str(temp)},
     )
     try:
-        deadline = time.monotonic() + 180
-        while len(list(temp.glob("dpscale-*/status/joined-*"))) < 2 and proc.poll() is None:
-            assert time.monotonic() < deadline, "the ranks never joined"
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()
+        wait_for_both_ranks(proc, temp)
         assert len(processes_mentioning(str(temp))) >= 3  # torchrun and two workers
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
