@@ -199,7 +199,9 @@ def sharded_terms(
         per_node = c.devices_per_node if inter is not None else None
         return gather_candidates(s, intra=intra, inter=inter, per_node=per_node, algorithm=c.algorithm)
 
-    gathering, scattering = priced("all_gather"), priced("reduce_scatter")
+    gathering = priced("all_gather")
+    same = c.links("reduce_scatter") == c.links("all_gather")  # the usual case: priced once
+    scattering = gathering if same else priced("reduce_scatter")
     gather = _fastest(gathering, weights / layers)  # one piece's weights, gathered
     if c.sharding in ("zero1", "zero2"):
         buckets = np.maximum(1.0, np.ceil(grads / c.bucket_bytes))
