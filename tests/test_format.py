@@ -174,3 +174,10 @@ def test_memory_reads_in_gib_and_under_one_in_mib() -> None:
     assert format_memory(14.96 * 2**30, "fr") == "15,0\u00a0Gio"
     assert format_memory(409.6e6, "en") == "390.6\u00a0MiB"  # not 0.4 GiB
     assert format_memory(0, "fr") == "0,0\u00a0Mio"
+
+
+def test_memory_that_is_not_a_size_is_written_not_raised() -> None:
+    from dpscale.format import format_memory
+
+    assert format_memory(-5e9, "en") == "-4.7\u00a0GiB"
+    assert "Gio" in format_memory(float("nan"), "fr")

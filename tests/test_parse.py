@@ -159,3 +159,21 @@ def test_a_long_stepped_range_is_refused_before_it_is_built() -> None:
     # 1..1e9+1 would make a billion ints (gigabytes) before the count limit was checked.
     with pytest.raises(InvalidInput, match="at most 4096 device counts"):
         parse_device_list("1..1000000000+1", "en")
+
+
+@pytest.mark.parametrize(
+    ("typed", "source", "target", "written"),
+    [
+        ("1 day", "en", "fr", "1 jour"),
+        ("3 seconds", "en", "fr", "3 secondes"),
+        ("3 jours", "fr", "en", "3 days"),
+        ("2 secondes", "fr", "en", "2 seconds"),
+        ("80 Go", "fr", "en", "80 GB"),
+        ("80GiB", "en", "fr", "80Gio"),
+        ("1,5 j", "fr", "en", "1.5 d"),
+    ],
+)
+def test_a_quantity_is_respelled_for_the_other_language(typed: str, source: Lang, target: Lang, written: str) -> None:
+    from dpscale._french import respelled
+
+    assert respelled(typed, source, target) == written

@@ -87,22 +87,9 @@ _TO_ENGLISH = {
     "ans": "years",
     "année": "year",
     "années": "years",
-    **{french: english for french, english in FRENCH_UNITS.items() if "o" in french},  # Go, Gio/s …
+    **{french: english for french, english in FRENCH_UNITS.items() if french.endswith(("o", "o/s"))},  # Go, Gio …
 }
-_TO_FRENCH = {
-    "d": "j",
-    "day": "jour",
-    "days": "jours",
-    "hour": "heure",
-    "hours": "heures",
-    "second": "seconde",
-    "seconds": "secondes",
-    "week": "semaine",
-    "weeks": "semaines",
-    "year": "an",
-    "years": "ans",
-    **{english: french for french, english in FRENCH_UNITS.items() if "o" in french},
-}
+_TO_FRENCH = {english: french for french, english in _TO_ENGLISH.items()}
 _NUMBER_THEN_REST = re.compile(r"^\s*([-+]?[\d \u00a0\u202f\u2009.,]*\d(?:[eE][-+]?\d+)?)(\s*)([^\d\s,.].*?)\s*$")
 _GROUP_SPACES = re.compile(r"[ \u00a0\u202f\u2009]")
 

@@ -235,7 +235,7 @@ def format_memory(nbytes: float, lang: Lang) -> str:
     """Bytes in binary gigabytes, one decimal (``14.9 GiB``, ``14,9 Gio``: the French symbol); under
     one, in binary megabytes (``390.6 MiB``, ``390,6 Mio``), so that a small model does not read 0."""
     size = decimal.Decimal(repr(float(nbytes)))
-    giga = size >= 2**30
+    giga = not size.is_finite() or abs(size) >= 2**30
     number = format_decimal(size / (2**30 if giga else 2**20), format=_parsed("#,##0.0"), locale=babel_locale(lang))
     unit = ("Gio" if giga else "Mio") if lang == "fr" else ("GiB" if giga else "MiB")
     return f"{number}\u00a0{unit}"

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from babel.numbers import NumberFormatError, get_decimal_symbol
 from babel.numbers import parse_decimal as _babel_parse_decimal
@@ -20,9 +20,6 @@ from babel.numbers import parse_decimal as _babel_parse_decimal
 from dpscale import _validate
 from dpscale.errors import N_, AmbiguousInput, InvalidInput, MissingExtra
 from dpscale.i18n import Lang, babel_locale
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "number_reader",

@@ -244,3 +244,11 @@ def test_a_form_of_files_sent_in_chunks_past_the_limit_is_a_413(client: TestClie
     r = client.post("/api/v1/explain", content=_multipart(3), headers=form)  # 3 MiB: past a page's bound only
     assert r.status_code == 422
     assert "big.json" in r.json()["errors"][0]["message"]
+
+
+def test_uploads_named_alike_keep_distinct_names() -> None:
+    from dpscale.web.explain_page import _named
+
+    names = _named(["a", "a", "a (2)"])
+    assert len(set(names)) == 3
+    assert names[:2] == ["a", "a (2)"]

@@ -108,3 +108,19 @@ def test_get_and_post_are_both_allowed_on_the_api_path(client: TestClient) -> No
     answer = client.put("/api/v1/predict", json=BODY)
     assert answer.status_code == 405
     assert set(answer.headers["allow"].split(", ")) >= {"GET", "POST"}
+
+
+def test_a_log_the_fit_refuses_is_quoted_as_the_run_it_is(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Refused after it was read (by the fit of its times): the message names the run, not "got 'nccl_log'".
+    from dpscale.errors import InvalidInput
+    from dpscale.predict import network
+
+    def refused(log: object) -> object:
+        raise InvalidInput("import", "nccl_log", "times that grow with the message size")
+
+    monkeypatch.setattr(network, "from_log", refused)
+    answer = client.post("/api/v1/predict", json={**BODY, "nccl_log": TWO_NODES})
+    assert answer.status_code == 422
+    error = answer.json()["errors"][0]
+    assert error["field"] == "nccl_log"
+    assert error["message"].startswith("got 'all_reduce, 16 ranks on 2 hosts'; expected times"), error

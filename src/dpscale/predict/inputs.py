@@ -110,7 +110,9 @@ def build(values: Values) -> Request:
         try:
             found = from_log(v["nccl_log"])
         except InvalidInput as exc:
-            raise exc.renamed("nccl_log") if exc.field == "import" else exc from None
+            log = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
+            shown = f"{log.collective}, {log.ranks} ranks on {log.hosts} hosts"
+            raise exc.as_given("nccl_log", shown) if exc.field == "import" else exc from None
         intra, inter = found.intra or intra or found.inter, found.inter or inter  # as --network does
         per_node = per_node or found.devices_per_node
         collectives, described = found.collectives, found.described

@@ -83,11 +83,15 @@ def explain_uploads(uploads: list[Upload]) -> tuple[Any, list[Any]]:
 
 def _named(names: list[str]) -> list[str]:
     """Each upload's name, made unique (``trace.json (2)``) so that results and errors tell them apart."""
-    seen: dict[str, int] = {}
+    taken: set[str] = set()
     unique = []
     for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        unique.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+        shown, count = name, 1
+        while shown in taken:  # a, a, "a (2)": a, a (2), a (2) (2)… never twice the same
+            count += 1
+            shown = f"{name} ({count})"
+        taken.add(shown)
+        unique.append(shown)
     return unique
 
 

@@ -40,9 +40,9 @@ from dpscale.report import efficiency_with_interval, levers_title, memory_senten
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
-from dpscale.web.templating import TEMPLATES, environment
+from dpscale.web.templating import environment
 
-__all__ = ["TEMPLATES", "page_router"]
+__all__ = ["page_router"]
 
 
 @functools.lru_cache(maxsize=256)
