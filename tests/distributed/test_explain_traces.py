@@ -53,7 +53,8 @@ def test_the_rank_with_extra_work_is_slowest_and_the_other_waits(tmp_path: Path,
     assert 0 < found.efficiency < 1
     balance = {lever.name: lever for lever in found.levers}["balance"]
     assert balance.saving == pytest.approx(found.calibration.straggler_wait)
-    assert balance.saving > 0.3 * extra
+    # the wait meaned over both ranks: rank 0's, at least half the extra work (above), and rank 1's none
+    assert balance.saving > 0.25 * extra
 
 
 def test_predict_from_the_traces_gives_the_run_back_at_its_size(tmp_path: Path) -> None:
