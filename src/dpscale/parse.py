@@ -315,12 +315,12 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices", most: in
         if ".." in part:
             low_text, _, rest = part.partition("..")
             high_text, _, step_text = rest.partition("+")
-            low = _device_count(low_text, lang, field=field)
-            high = _device_count(high_text, lang, field=field)
+            low = _device_count(low_text, lang, field=field, typed=text)
+            high = _device_count(high_text, lang, field=field, typed=text)
             if high < low:
                 raise InvalidInput(field, text, accepted)
             if step_text:
-                step = parse_count(step_text, lang, field=field)
+                step = _device_count(step_text, lang, field=field, typed=text, bounded=False)
                 stepped = range(low, high + 1, step)
                 if len(counts) + len(stepped) > most:  # refused before a billion ints are made
                     raise InvalidInput(field, text, TOO_MANY, params={"most": most})
@@ -332,18 +332,19 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices", most: in
                     n *= 2
                 counts.append(high)
         else:
-            counts.append(_device_count(part, lang, field=field))
+            counts.append(_device_count(part, lang, field=field, typed=text))
         if len(counts) > most:
             raise InvalidInput(field, text, TOO_MANY, params={"most": most})
     return sorted(set(counts))
 
 
-def _device_count(text: str, lang: Lang, *, field: str) -> int:
-    number = parse_count(text, lang, field=field)
+def _device_count(text: str, lang: Lang, *, field: str, typed: str, bounded: bool = True) -> int:
+    """One count of the list ``typed``; refused as a count is, quoting the list as it was typed (not the piece)."""
     try:
-        return _validate.device_count(field, number)
+        number = parse_count(text, lang, field=field)
+        return _validate.device_count(field, number) if bounded else number
     except InvalidInput as exc:
-        raise exc.as_given(field, text) from None
+        raise exc.as_given(field, typed) from None
 
 
 def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent: bool = False) -> float:
