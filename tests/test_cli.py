@@ -291,3 +291,27 @@ def test_french_defaults_are_the_french_pages_own(capsys: pytest.CaptureFixture[
     assert "€" in out
     code, out, _ = run(capsys, "scale", "--lang", "en", "64", "2000", "0.9")
     assert "samples/s" in out
+
+
+def _controls(text: str) -> list[str]:
+    """The control, format and line-separator characters of ``text`` (its final newline aside)."""
+    import unicodedata
+
+    return [c for c in text.removesuffix("\n") if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+@pytest.mark.parametrize("name", ["bad\x1b[2J.csv", "runs\u202egsv.csv", "two\nlines.csv", "bell\x07.csv"])
+def test_a_file_name_is_quoted_never_obeyed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, lang: str
+) -> None:
+    # dpscale fit $'bad\e[2J.csv': the name in the "FILE, line N" prefix is escaped as the quoted value is,
+    # not written raw (an ESC there clears the terminal; U+202E turns the rest of the line round).
+    bad = tmp_path / name
+    bad.write_text("devices,throughput\n1,100\n2,abc\n", encoding="utf-8")
+    for argv in (["fit", str(bad)], ["fit", str(tmp_path / ("missing-" + name))]):
+        code, out, err = run(capsys, *argv, "--lang", lang)
+        assert (code, out) == (2, "")
+        assert err.count("\n") == 1
+        assert _controls(err) == [], err
+        assert repr(name)[1:-1] in err  # the name recognisable, with the escapes repr writes

@@ -26,6 +26,7 @@ __all__ = [
     "MissingExtra",
     "MissingInput",
     "RunFailed",
+    "escaped",
     "show_value",
 ]
 
@@ -105,9 +106,9 @@ class InvalidInput(DpscaleError, ValueError):
             "accepted": self.expected.localized(language),
         }
         text = _(self.frame if named else self.beside) % values
-        if self.advice is None:
-            return text
-        return _("%(message)s (%(hint)s)") % {"message": text, "hint": self.advice.localized(language)}
+        if self.advice is not None:
+            text = _("%(message)s (%(hint)s)") % {"message": text, "hint": self.advice.localized(language)}
+        return escaped(text)  # a file's name in the field, a value among the params: never a raw escape
 
     def __reduce__(self) -> tuple[Any, ...]:  # the same error, subclass and all, through pickling
         return (_rebuild, (type(self), self.place, self.value, self.expected, self.advice))
@@ -179,6 +180,23 @@ def show_value(value: Any) -> str:
     except ValueError:  # a short list holding a 5000-digit integer
         return f"{type(value).__name__} of {len(value) if hasattr(value, '__len__') else '?'} items"
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+_UNSAFE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))  # control, format (bidi), lone surrogate, line breaks
+
+
+def escaped(text: str) -> str:
+    """``text`` with every control, format or line-separator character written as ``repr`` writes it.
+
+    The same escapes the quoted value of an error gets (``'\\x1b'``), for the rest of what it quotes
+    (a file's name in ``bad\\x1b[2J.csv, line 2``): a terminal shows a message, it never obeys it.
+    Spaces and the narrow no-break space of French numbers are left as they are.
+    """
+    if text.isprintable():  # the usual case, at C speed
+        return text
+    import unicodedata  # only for a message that needs it
+
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _UNSAFE else c for c in text)
 
 
 def _rebuild(

@@ -56,7 +56,7 @@ def _main(args: list[str]) -> None:
     try:
         code = command.main(args=args, prog_name="dpscale", standalone_mode=False)
     except RunFailed as exc:  # the input was fine; the run was not
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         sys.exit(EXIT_RUN_FAILED)
     except InvalidInput as exc:  # in the language the numbers were read in
         _fail(exc.localized(_language(args)))
@@ -90,5 +90,12 @@ def _language(args: list[str]) -> str:
 
 
 def _fail(message: str) -> None:
-    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"error: {_one_line(message)}", file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line, any control character left in it (an argument's ESC) escaped, not obeyed."""
+    from dpscale.errors import escaped
+
+    return escaped(" ".join(message.split()))

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dpscale import report
+from dpscale.errors import escaped
 from dpscale.format import (
     format_duration,
     format_milliseconds,
@@ -126,7 +127,8 @@ def _grid_table(grid: report.Grid, justify: tuple[JustifyMethod, ...] = ("right"
     for i, name in enumerate(grid.header):
         table.add_column(name, justify=justify[min(i, len(justify) - 1)], no_wrap=no_wrap)
     for i, row in enumerate(grid.rows):
-        table.add_row(*(Text(c, style="bold") if i == grid.emphasis else c for c in row))
+        cells = [escaped(c) for c in row]  # a trace's file name among them: shown, never obeyed
+        table.add_row(*(Text(c, style="bold") if i == grid.emphasis else c for c in cells))
     return table
 
 
@@ -215,8 +217,8 @@ def print_explanation(e: Explanation, lang: Lang) -> None:
     print_rows(report.explanation_rows(e, lang), out)
     if e.levers:
         _print_table(out, _grid_table(report.explanation_levers(e, lang), ("left", "right")))
-    for note in e.notes:
-        out.print(_("note: %(text)s") % {"text": note.localized(lang)})
+    for note in e.notes:  # "FILE: 3 events could not be read": the file's name escaped
+        out.print(_("note: %(text)s") % {"text": escaped(note.localized(lang))})
 
 
 def print_fit(f: Fit, lang: Lang) -> None:
@@ -249,7 +251,7 @@ def print_fit(f: Fit, lang: Lang) -> None:
             % {"n": format_number(round(f.peak_devices), lang)}
         )
     for note in f.notes:
-        out.print(_("warning: %(text)s") % {"text": note.localized(lang)})
+        out.print(_("warning: %(text)s") % {"text": escaped(note.localized(lang))})
 
 
 def print_measurements(found: Iterable[Mapping[str, Any]], out: str, lang: Lang) -> None:
