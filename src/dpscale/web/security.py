@@ -17,7 +17,9 @@ the guard answers 413 or 408 in its place.
 
 Every refusal is JSON of the API's error shape, ``{"errors": [{"field", "message"}]}``, except
 that a browser asking for a page (``Accept: text/html``) is told why in a page in its language,
-with the limit, rather than shown JSON.
+with the limit, rather than shown JSON. Every refusal ends the connection (``Connection: close``);
+one sent while the client is still sending its body is not lost to a reset, as the server reads
+away the rest for a bounded time and size before it closes (:mod:`dpscale.web.server`).
 """
 
 from __future__ import annotations
@@ -254,6 +256,7 @@ async def _answer(
             upload=_upload(scope),
         )
         kind = b"text/html; charset=utf-8"
-    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    # The connection ends after a refusal, once what the client is still sending has been read away.
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
