@@ -10,11 +10,16 @@ import asyncio
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,7 +29,8 @@ from dpscale.web.api import router as api_router
 from dpscale.web.app import create_app
 from dpscale.web.forms import CALCULATORS
 from dpscale.web.pages import page_router
-from dpscale.web.security import CSP, MAX_BODY, MAX_SIZES
+from dpscale.web.security import CSP, MAX_BODY, MAX_SIZES, MAX_UPLOAD
+from dpscale.web.server import LINGER_BYTES, REQUEST_SECONDS
 
 SCRIPT = shutil.which("dpscale", path=str(Path(sys.executable).parent)) or "dpscale"
 DEADLINE = 1.0  # --request-timeout given to the server under test: seconds
@@ -75,11 +81,11 @@ def parse(raw: bytes) -> tuple[int, dict[str, str], bytes]:
     return status, headers, body
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
+@contextmanager
+def serving(request_timeout: float) -> Iterator[Server]:
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LANGUAGE", "LC_MESSAGES")}
     process = subprocess.Popen(
-        [SCRIPT, "serve", "--port", "0", "--request-timeout", str(DEADLINE)],
+        [SCRIPT, "serve", "--port", "0", "--request-timeout", str(request_timeout)],
         stderr=subprocess.PIPE,
         text=True,
         env=env,
@@ -93,6 +99,19 @@ def server() -> Iterator[Server]:
         process.terminate()
         process.wait(timeout=PATIENCE)
         process.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    with serving(DEADLINE) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def patient() -> Iterator[Server]:
+    """A server with the default request timeout: a refused body has its full time to be read away."""
+    with serving(REQUEST_SECONDS) as started:
+        yield started
 
 
 @pytest.mark.parametrize("unit", ["%01", "%EF%BF%BE", "a%0Ab", "a%E2%80%A8b", "%E2%80%AEevil"])
@@ -130,7 +149,7 @@ def test_an_announced_large_body_is_refused_before_it_is_sent(server: Server) ->
 
 
 def test_a_chunked_body_past_the_limit_is_refused() -> None:
-    # In-process: over a socket the server's close races the client's sending (a reset, not an answer).
+    # In-process; over a socket: test_urllib_reads_the_413_of_a_body_sent_in_chunks_past_the_limit.
     client = TestClient(create_app())
     chunks = (b"x" * 65536 for _ in range(MAX_BODY // 65536 + 2))  # no content-length: sent in chunks
     response = client.post("/api/v1/fit", content=chunks, headers={"content-type": "application/json"})
@@ -140,6 +159,142 @@ def test_a_chunked_body_past_the_limit_is_refused() -> None:
         "/api/v1/fit", content=iter([b'{"points": [', b"]}"]), headers={"content-type": "application/json"}
     )
     assert small.status_code == 422  # a chunked body under the limit reaches the app whole
+
+
+# A client that reads only once it has sent its whole body (Python's urllib, most scripts) reads an
+# early refusal all the same: the server reads away what is still coming before it closes.
+MIB = 1 << 20
+UPLOAD_PAST = MAX_UPLOAD + 6 * MIB  # 70 MiB
+TOO_LARGE = [
+    ("/api/v1/explain", UPLOAD_PAST),
+    ("/explain", UPLOAD_PAST),
+    ("/", 2 * MAX_BODY),
+    ("/api/v1/scaling", 2 * MAX_BODY),
+]
+TRIES = 5  # a reset lost the answer most times before: each try must read it
+
+
+def blocks(size: int, head: bytes = b"", tail: bytes = b"") -> Iterator[bytes]:
+    """``size`` bytes made as they are sent, never held whole: ``head``, then spaces, then ``tail``."""
+    block = b" " * (1 << 16)
+    yield head
+    left = size - len(head) - len(tail)
+    while left > 0:
+        yield block[:left]
+        left -= len(block)
+    yield tail
+
+
+def body_for(path: str, size: int) -> tuple[Iterator[bytes], str]:
+    """A body of ``size`` bytes and its type: to an upload route, one trace file (refused only past the limit)."""
+    if not path.endswith("explain"):
+        return blocks(size), "application/octet-stream"
+    head = b'--zz\r\nContent-Disposition: form-data; name="trace"; filename="big.json"\r\n\r\n'
+    return blocks(size, head, b"\r\n--zz--\r\n"), "multipart/form-data; boundary=zz"
+
+
+def post(server: Server, path: str, size: int, *, chunked: bool) -> tuple[int, dict[str, str], bytes]:
+    """POST ``size`` bytes with urllib (no length: sent in chunks), which reads only once all is sent."""
+    body, kind = body_for(path, size)
+    headers = {"Content-Type": kind} if chunked else {"Content-Type": kind, "Content-Length": str(size)}
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}{path}", body, headers, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=PATIENCE)
+    error = refused.value
+    return error.code, {name.lower(): value for name, value in error.headers.items()}, error.read()
+
+
+def assert_refused(status: int, headers: dict[str, str], body: bytes, expected: int = 413) -> None:
+    assert status == expected
+    assert headers["connection"] == "close"
+    assert json.loads(body)["errors"][0]["field"] == "body"
+
+
+@pytest.mark.parametrize(("path", "size"), TOO_LARGE)
+def test_urllib_reads_the_413_of_a_body_announced_too_large(patient: Server, path: str, size: int) -> None:
+    for _ in range(TRIES):
+        assert_refused(*post(patient, path, size, chunked=False))
+    assert patient.alive()
+
+
+@pytest.mark.parametrize(("path", "size"), TOO_LARGE)
+def test_urllib_reads_the_413_of_a_body_sent_in_chunks_past_the_limit(patient: Server, path: str, size: int) -> None:
+    tries = 2 if path.endswith("explain") else TRIES  # an upload spools 64 MiB to disk before it is refused
+    for _ in range(tries):
+        assert_refused(*post(patient, path, size, chunked=True))
+    assert patient.alive()
+
+
+def test_a_socket_reads_the_413_after_sending_all_it_announced(patient: Server) -> None:
+    size = UPLOAD_PAST
+    body, kind = body_for("/api/v1/explain", size)
+    head = f"POST /api/v1/explain HTTP/1.1\r\nHost: t\r\nContent-Type: {kind}\r\nContent-Length: {size}\r\n\r\n"
+    with patient.connect() as sock:  # keep-alive asked: the server's answer ends the connection all the same
+        sock.sendall(head.encode())
+        for block in body:
+            sock.sendall(block)
+        answer = read_all(sock)  # returns: the server ends its side once it has answered
+    assert_refused(*parse(answer))
+
+
+def test_a_socket_reads_the_413_after_sending_all_its_chunks(patient: Server) -> None:
+    with patient.connect() as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for block in blocks(2 * MAX_BODY):
+            if block:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(block), block))
+        sock.sendall(b"0\r\n\r\n")
+        answer = read_all(sock)
+    assert_refused(*parse(answer))
+
+
+def test_a_body_too_slow_is_told_408_even_if_it_comes_whole_after(server: Server) -> None:
+    head = (
+        f"POST /api/v1/fit HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {MAX_BODY}\r\n\r\n"
+    )
+    with server.connect() as sock:
+        sock.sendall(head.encode() + b"[")
+        assert select.select([sock], [], [], PATIENCE)[0]  # the 408 has come, unread
+        for block in blocks(MAX_BODY - 1):  # the rest, at once: read away while the server lingers
+            sock.sendall(block)
+        answer = read_all(sock)
+    assert_refused(*parse(answer), expected=408)
+
+
+def keep_sending_after_a_refusal(server: Server, piece: int, pause: float) -> tuple[int, bool]:
+    """Bytes sent after a 413 before the server cut the connection, and whether it answered another meanwhile."""
+    with server.connect() as sock:
+        sock.sendall(b"POST /api/v1/fit HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % (1 << 40))
+        assert_refused(*parse(read_all(sock)))  # the answer, then end of stream: the server lingers
+        sent = 0
+        answered = False
+        give_up = time.monotonic() + PATIENCE
+        block = b" " * piece
+        try:
+            while time.monotonic() < give_up:
+                sock.sendall(block)
+                sent += piece
+                if not answered and sent >= 4 * piece:
+                    answered = server.alive()  # while this client still sends
+                time.sleep(pause)
+        except TimeoutError:
+            pytest.fail("the server neither read nor closed")
+        except OSError:  # reset: the server closed the connection
+            return sent, answered
+    pytest.fail(f"still sending after {PATIENCE} s, {sent} bytes")
+
+
+def test_a_client_that_keeps_sending_slowly_is_cut_off_after_the_request_timeout(server: Server) -> None:
+    sent, answered = keep_sending_after_a_refusal(server, 1024, 0.02)  # about 50 kB/s, for DEADLINE s
+    assert answered
+    assert sent < LINGER_BYTES
+
+
+def test_a_client_that_keeps_sending_fast_is_cut_off_past_a_bounded_size(patient: Server) -> None:
+    sent, answered = keep_sending_after_a_refusal(patient, MIB, 0)
+    assert answered
+    assert sent <= LINGER_BYTES + 64 * MIB  # what the kernels' buffers took, past what the server read away
+    assert patient.alive()
 
 
 def test_trace_files_past_a_pages_body_reach_the_explain_route(server: Server) -> None:
