@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dpscale.cli import main
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 BIN = Path(sys.executable).parent
 
@@ -38,26 +40,41 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert "make test" in head
 
 
+def _lines(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:  # Rich pads a table with a blank last line
+        lines.pop()
+    return lines
+
+
 @pytest.mark.parametrize(("command", "expected"), console_examples())
-def test_console_example(command: str, expected: str) -> None:
+def test_console_example(
+    command: str, expected: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each example, run in this process by the command line's own entry point (as `dpscale` runs it)."""
     argv = shlex.split(command)
     assert argv[0] == "dpscale"
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(argv[1:])
+    printed = capsys.readouterr()
+    assert _lines(printed.out + printed.err) == _lines(expected)
+
+
+def test_the_first_console_example_as_its_own_process() -> None:
+    """The installed `dpscale` script prints the same as the examples run in this process."""
+    command, expected = console_examples()[0]
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LANGUAGE", "LC_MESSAGES")}
     done = subprocess.run(
-        [str(BIN / "dpscale"), *argv[1:]],
+        [str(BIN / "dpscale"), *shlex.split(command)[1:]],
         capture_output=True,
         text=True,
         env={**env, "COLUMNS": "100"},
         timeout=60,
         check=False,
     )
-    printed = [line.rstrip() for line in (done.stdout + done.stderr).splitlines()]
-    shown = [line.rstrip() for line in expected.splitlines()]
-    while printed and not printed[-1]:  # Rich pads a table with a blank last line
-        printed.pop()
-    while shown and not shown[-1]:
-        shown.pop()
-    assert printed == shown
+    assert done.returncode == 0
+    assert _lines(done.stdout + done.stderr) == _lines(expected)
 
 
 def test_console_examples_were_found() -> None:
