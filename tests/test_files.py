@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
+import subprocess
+import threading
+import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dpscale import _files
-from dpscale.errors import InvalidInput
+from dpscale.errors import InvalidInput, show_value
 from dpscale.fit import read_points
 from dpscale.parse import number_reader
 from dpscale.predict.presets import from_profile
+from tests.test_cli import SCRIPT, run
 
 MiB = 2**20
 SHORT = 300  # characters: an error about a file's content echoes a few dozen of them, never the file
@@ -243,3 +249,100 @@ def test_a_profile_link_out_of_range_names_the_file_and_tier(tmp_path: Path) -> 
     path = profile(tmp_path, '{"inter": {"bandwidth": 0, "latency": 1e-6}}')
     err = refused(lambda: from_profile(path))
     assert err.field == f"{path}, inter bandwidth"
+
+
+PREDICT = ["predict", "-d", "2", "-v", "1000", "-b", "16", "-p", "1M"]
+PATHS = {  # every command option that reads a user's file, as the command line takes it
+    "explain": ["explain"],
+    "fit": ["fit"],
+    "plan --fit": ["plan", "--work", "1e9", "-d", "8", "--fit"],
+    "probe --import": ["probe", "--out", "OUT", "--import"],
+    "predict --network": [*PREDICT, "--network"],
+    "predict --from-trace": [*PREDICT, "--from-trace"],
+    "predict --jitter-from": [*PREDICT, "--intra", "nvlink3", "--jitter-from"],
+}
+
+
+@contextlib.contextmanager
+def unblocked_after(fifo: Path, seconds: float) -> Iterator[None]:
+    """Opens ``fifo`` to write after ``seconds``, should a read of it still wait then: a test fails, never hangs."""
+    rescue = threading.Timer(seconds, lambda: os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)))
+    rescue.start()
+    try:
+        yield
+    finally:
+        rescue.cancel()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.parametrize("command", PATHS.values(), ids=PATHS.keys())
+def test_a_pipe_no_program_writes_to_is_refused_not_waited_on(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: list[str]
+) -> None:
+    # mkfifo f; dpscale fit f: open() of a named pipe waits for a writer, for ever when none comes.
+    monkeypatch.setattr(_files, "PIPE_WAIT", 0.2)
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)
+    argv = [str(tmp_path / "n.json") if word == "OUT" else word for word in command]
+    started = time.monotonic()
+    with unblocked_after(fifo, 30):
+        code, out, err = run(capsys, *argv, str(fifo))
+    assert time.monotonic() - started < 20
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "not a regular file" in err
+    assert f"{show_value(str(fifo))};" in err  # named as any file is (its name kept whole)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_the_command_itself_refuses_a_pipe_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    done = subprocess.run([SCRIPT, "fit", str(fifo)], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: file: got {show_value(str(fifo))}; expected a readable UTF-8 text file "
+        f"(not a regular file: a pipe no program wrote to within {_files.PIPE_WAIT:g} s)\n"
+    )
+    assert time.monotonic() - started < _files.PIPE_WAIT + 30
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.parametrize("late", [0.05, 0.6])
+def test_a_pipe_a_program_writes_to_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, late: float) -> None:
+    # A program that opens it a moment later (cat runs.csv > fifo &), or holds it open and writes
+    # after a while (<(ssh node cat runs.csv)): read, however long it takes to write.
+    monkeypatch.setattr(_files, "PIPE_WAIT", 0.3)
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)
+    opened = 0.0 if late > _files.PIPE_WAIT else late  # the slow one opens at once and writes late
+
+    def write() -> None:
+        time.sleep(opened)
+        with fifo.open("w", encoding="utf-8") as f:
+            time.sleep(late - opened)
+            f.write("devices,throughput\n1,100\n2,190\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        with unblocked_after(fifo, 30):
+            assert [p.devices for p in read_points(fifo)] == [1, 2]
+    finally:
+        writer.join(timeout=30)
+
+
+def test_a_folder_is_refused_where_a_file_is_expected(tmp_path: Path) -> None:
+    err = refused(lambda: read_points(tmp_path))
+    assert (err.field, err.value) == ("file", str(tmp_path))
+    assert "(Is a directory)" in str(err)
+
+
+def test_the_byte_taken_while_looking_for_a_writer_is_read_first() -> None:
+    read, write = os.pipe()
+    os.write(write, b"evices,throughput\n")
+    os.close(write)
+    raw = _files._GivenBack(b"d", io.FileIO(read, "rb"))
+    with io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8") as stream:
+        assert stream.read() == "devices,throughput\n"

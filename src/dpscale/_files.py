@@ -5,18 +5,21 @@ and network profiles (``predict --network FILE``) come from the user, and so do 
 (``dpscale explain TRACE``), which are read as a stream and may be far larger. A wrong path (a log, a
 binary, ``/dev/zero``, a file with no line breaks) gets one error naming the file and the line
 after a bounded read, never a whole file held in memory: lines are read one at a time, each with
-a bounded ``readline``, and a file past its size is refused before it is read. The bounds are
-all here.
+a bounded ``readline``, and a file past its size is refused before it is read. A named pipe
+(FIFO) is opened without waiting for a writer, and refused when no program writes to it within
+PIPE_WAIT seconds, rather than waited on for ever. The bounds are all here.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO, TextIO
@@ -32,6 +35,7 @@ __all__ = [
     "MAX_ROWS",
     "MAX_TRACE_BYTES",
     "MAX_TRACE_FILES",
+    "PIPE_WAIT",
     "SHOWN",
     "check_rows",
     "decode_json",
@@ -53,6 +57,7 @@ MAX_PROFILE_BYTES = 2**20  # a network profile of dpscale probe: a few KiB of si
 MAX_TRACE_BYTES = 2**30  # a profiler trace, as JSON text (after gunzip): read a chunk at a time, never held whole
 MAX_TRACE_FILES = 4096  # trace files in one explanation: one per rank
 SHOWN = 40  # characters of a file's text that an error echoes
+PIPE_WAIT = 3.0  # seconds a named pipe is given for a program (cat log > fifo &) to start writing to it
 
 FILE_SIZE = N_("a file of at most %(most)s MiB")  # params={"most": ...}
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, as errors="surrogateescape" keeps them
@@ -104,21 +109,113 @@ def _opened(path: str | Path, mode: str, *, field: str, most: int, missing: str,
         raise InvalidInput(field, shown(path), missing)
     name = str(path)
     try:
-        if mode == "rb":
-            stream: IO[Any] = open(path, "rb")  # noqa: SIM115 (returned)
-        else:
-            stream = open(path, encoding="utf-8", errors="surrogateescape", newline=None)  # noqa: SIM115 (returned)
+        # Opened without waiting: open() of a named pipe blocks until a program opens it to write,
+        # for ever when none does. What was opened (fstat of the descriptor, not a look at the path
+        # before: nothing can be swapped in between) then decides.
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOCTTY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise InvalidInput(field, name, missing) from None
-    except OSError as exc:
+    except OSError as exc:  # a socket is ENXIO
         raise InvalidInput(field, name, unreadable, params={"reason": exc.strerror or type(exc).__name__}) from None
     except ValueError as exc:  # a NUL in the path
         raise InvalidInput(field, name, unreadable, params={"reason": excerpt(str(exc))}) from None
-    info = os.fstat(stream.fileno())
+    try:
+        raw = _checked(fd, name, field=field, most=most, unreadable=unreadable)
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError):
+            reason = exc.strerror or type(exc).__name__
+            raise InvalidInput(field, name, unreadable, params={"reason": reason}) from None
+        raise
+    if mode == "rb":
+        return io.BufferedReader(raw)
+    # Bytes that are not UTF-8 are kept (as lone surrogates) for lines() to refuse with their line.
+    return io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="surrogateescape", newline=None)
+
+
+def _checked(fd: int, name: str, *, field: str, most: int, unreadable: str) -> io.RawIOBase:
+    """The file ``fd`` as a raw stream that waits as reads do, once it is known to be one dpscale may read."""
+    info = os.fstat(fd)
+    first = b""
+    if stat.S_ISDIR(info.st_mode):  # os.open opens a folder for reading; open() refuses it so
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
     if stat.S_ISREG(info.st_mode) and info.st_size > most:  # a device or a pipe has no size: reads are bounded
-        stream.close()
         raise InvalidInput(field, name, FILE_SIZE, params={"most": _mib(most)})
-    return stream
+    if stat.S_ISFIFO(info.st_mode):
+        written = _written_to(fd, PIPE_WAIT)
+        if written is None:
+            reason = Message.of(
+                "not a regular file: a pipe no program wrote to within %(seconds)s s", seconds=PIPE_WAIT
+            )
+            raise InvalidInput(field, name, unreadable, params={"reason": reason})
+        first = written
+    if _NONBLOCK:
+        os.set_blocking(fd, True)
+    raw = io.FileIO(fd, "rb")
+    raw.name = name  # as open(path) names it
+    return raw if not first else _GivenBack(first, raw)
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOCTTY = getattr(os, "O_NOCTTY", 0)  # a terminal opened is never made this process's own
+
+
+def _written_to(fd: int, seconds: float) -> bytes | None:
+    """Whether a program writes to the named pipe ``fd`` (opened without waiting), given ``seconds`` to start.
+
+    ``b""`` when one does: it wrote, closed its end, or holds it open (a slow ``<(ssh node cat
+    log)``, which a read without waiting tells from no writer at all); the byte that read took,
+    where it found one; None when no program opened the pipe to write within ``seconds``.
+    """
+    try:
+        import select
+
+        poller = select.poll()
+    except (ImportError, AttributeError):  # no poll(): read as the system reads pipes
+        return b""
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    while True:
+        if poller.poll(0):  # something to read, or a writer came and went
+            return b""
+        try:
+            first = os.read(fd, 1)
+        except BlockingIOError:  # a writer holds it open, silent so far
+            return b""
+        if first:  # written between the two looks: given back to the reader
+            return first
+        left = deadline - time.monotonic()  # no writer (yet): wait for one to write or to close
+        if left <= 0:
+            return None
+        poller.poll(max(1, math.ceil(left * 1000)))
+
+
+class _GivenBack(io.RawIOBase):
+    """A pipe's reading end that gives back first the byte taken while looking for its writer."""
+
+    def __init__(self, first: bytes, raw: io.RawIOBase) -> None:
+        super().__init__()
+        self._first = first
+        self._raw = raw
+        self.name = getattr(raw, "name", "")
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, buffer: Any) -> int | None:
+        if self._first:
+            size = min(len(buffer), len(self._first))
+            buffer[:size] = self._first[:size]
+            self._first = self._first[size:]
+            return size
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def text_stream(text: str, name: str, *, most: int) -> TextIO:
