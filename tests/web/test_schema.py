@@ -13,6 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import example, given
+from hypothesis import strategies as st
 from schemathesis.config._checks import NegativeDataRejectionConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
@@ -52,7 +55,17 @@ def a_422_names_a_field_of_the_request(ctx: Any, response: Any, case: schemathes
         parameters |= set(PredictIn.model_fields) | (set(case.body) if isinstance(case.body, dict) else set())
     for error in errors:
         assert error["message"], error
-        assert error["field"].split(".")[0] in parameters, error  # devices.0: the first element
+        assert names_one_of(error["field"], parameters), error
+
+
+def names_one_of(field: str, parameters: set[str]) -> bool:
+    """Whether an error's ``field`` names one of ``parameters``: itself, an element or a place in it.
+
+    An unknown key is named whole, dots and all (a 300-character key once failed this check, which
+    read "a.b" as the element b of a); devices.0 is the first element of devices; "nccl_log, line
+    28" a line of the log (the README's example).
+    """
+    return field in parameters or field.split(".")[0] in parameters or field.split(", line ")[0] in parameters
 
 
 @schema.parametrize()
@@ -63,3 +76,36 @@ def test_api_conforms_to_its_schema(case: schemathesis.Case) -> None:
         )
     else:
         case.call_and_validate()
+
+
+client = TestClient(create_app())
+PREDICT = {"devices": [8, 64], "batch": 32, "params": 1e6, "per_device_throughput": 1000, "intra": "nvlink3"}
+
+
+@given(key=st.text(max_size=300))
+@example(key="k" * 150 + "." + "k" * 149)  # make fuzz SEED=3087713602: read as the element kkk… of kkk…
+@example(key="devices.0")  # named as sent: not the first element of devices
+@example(key="")
+def test_a_key_the_body_does_not_take_is_named_whole(key: str) -> None:
+    # POST /api/v1/predict refuses a key it does not know by its name, as GET does a parameter,
+    # saying those it takes: the field is the key as sent (the body is bounded: 1 MiB).
+    response = client.post("/api/v1/predict", json={**PREDICT, key: 1})
+    if key in PredictIn.model_fields:
+        return
+    assert response.status_code == 422
+    [error] = response.json()["errors"]
+    assert error["field"] == key
+    assert error["message"].startswith("got 1; expected a parameter of this endpoint: accumulation, ")
+    assert names_one_of(error["field"], set(PredictIn.model_fields) | {key})
+
+
+@given(log=st.text(max_size=40))
+@example(log="\x93^\x9d\x07\x11\x1f\xce\x8c\x00\xe6")  # make fuzz SEED=3087713602: nccl_log, line 1
+def test_a_bad_log_names_its_field_and_line(log: str) -> None:
+    for response in (
+        client.get("/api/v1/predict", params={**PREDICT, "nccl_log": log}),
+        client.post("/api/v1/predict", json={**PREDICT, "nccl_log": log}),
+    ):
+        assert response.status_code in (200, 422), response.text
+        for error in response.json().get("errors", []):
+            assert names_one_of(error["field"], set(PredictIn.model_fields)), error

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from dpscale import batch, pipeline, plan, scaling
@@ -210,11 +210,38 @@ PredictIn = _body(predict_inputs.PREDICT)
 _predict_posted = _computed(predict_inputs.PREDICT, _prediction)
 
 
+def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
+    """A dependency that refuses a key of the JSON body ``model`` does not know, as a query's unknown parameter is.
+
+    By its name, whole (the error's field is the key as sent, dots and all, however long: the body
+    is bounded), with the keys the endpoint takes; before the model reads the body, so that a
+    misspelt key is the one error, not one among the "missing" of the key it was meant to be.
+    """
+    known = frozenset(key for name, field in model.model_fields.items() for key in (name, field.alias) if key)
+
+    async def refuse_unknown_keys(request: Request) -> None:
+        if not await request.body():
+            return
+        try:
+            body = await request.json()  # FastAPI has read it already: this is its copy
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python decodes: the model says so
+            return
+        if not isinstance(body, dict):
+            return
+        for key, value in body.items():
+            if key not in known:
+                accepted = N_("a parameter of this endpoint: %(names)s")
+                raise InvalidInput(key, value, accepted, params={"names": ", ".join(sorted(known))})
+
+    return refuse_unknown_keys
+
+
 @router.post(
     "/api/v1/predict",
     response_model=PredictOut,
     responses=big_body,
     summary="The same prediction, its inputs as a JSON body: what a query cannot carry, such as an nccl-tests log",
+    dependencies=[Depends(_known_keys(PredictIn))],
 )
 def api_predict_posted(body: PredictIn) -> dict[str, Any]:  # type: ignore[valid-type]  # a model made from the definition
     return _predict_posted(**body.model_dump())  # type: ignore[attr-defined]
