@@ -6,13 +6,19 @@ run's folder. SIGKILL cannot be caught, so the processes below notice it themsel
 
 - on Linux, the kernel sends torchrun SIGKILL when the launcher dies (``PR_SET_PDEATHSIG``);
 - each worker watches its parent (torchrun), the launcher and the run's folder, and leaves when
-  any of them is gone; a worker that finds the launcher gone removes the run's folder first.
+  any of them is gone; a worker that finds the launcher gone removes the run's folder first;
+- killed before any worker started (in its first second), nobody is left to remove the folder:
+  the launcher holds a lock on a file in it (:data:`OWNER`, ``flock``, which the kernel releases
+  with the process however it ends), and the next run removes the ``dpscale-*`` folders whose
+  lock nobody holds (:func:`remove_leftovers`). A folder without that file is not one a launcher
+  made, and is left alone.
 
 No torch here: the launcher imports this module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -20,15 +26,28 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["LAUNCHER_PID", "RUN_DIR", "alive", "dies_with_parent", "runs_in", "watch"]
+__all__ = [
+    "LAUNCHER_PID",
+    "OWNER",
+    "PREFIX",
+    "RUN_DIR",
+    "alive",
+    "dies_with_parent",
+    "owned",
+    "remove_leftovers",
+    "runs_in",
+    "watch",
+]
 
 LAUNCHER_PID = "DPSCALE_LAUNCHER_PID"  # the launcher's pid, for the workers
 RUN_DIR = "DPSCALE_RUN_DIR"  # the run's folder, which the launcher removes when the run ends
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_S = 0.2  # how often a worker looks; a worker outlives its launcher by about this much
+PREFIX = "dpscale-"  # a run's folder, in the temporary directory
+OWNER = "launcher.lock"  # in a run's folder: locked by its launcher for as long as that runs
 
 
 def alive(pid: int) -> bool:
@@ -105,3 +124,62 @@ def watch() -> None:
             time.sleep(POLL_S)
 
     threading.Thread(target=look, name="dpscale-lifeline", daemon=True).start()
+
+
+@contextlib.contextmanager
+def owned(folder: Path) -> Iterator[None]:
+    """While the block runs, ``folder`` is this process's: its :data:`OWNER` file is locked (``flock``).
+
+    The file is locked before it takes its name, so that no other run ever finds it unlocked while
+    this one lives. Where there is no ``flock`` (Windows), nothing is marked: nothing is removed.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    draft = folder / f"{OWNER}.{os.getpid()}"
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))  # for a person looking: the lock is what counts
+        os.replace(draft, folder / OWNER)
+        yield
+    finally:
+        os.close(fd)  # the lock with it; the kernel does the same if the process is killed
+
+
+def remove_leftovers(temp: Path) -> list[Path]:
+    """Remove the run folders in ``temp`` whose launcher is gone; the folders removed.
+
+    A run folder is a ``dpscale-*`` folder (not a link) of this user's, holding an :data:`OWNER`
+    file that nobody has locked: its launcher was killed before anything else could remove it.
+    Anything else is left as it is, a folder whose launcher still runs above all.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return []
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(temp))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(PREFIX):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(entry.path, OWNER), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:  # no such file: not a launcher's folder (or one just made, not yet marked)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held (BlockingIOError): its launcher runs
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed

@@ -2,9 +2,9 @@
 
 Each run is ``torchrun`` (``python -m torch.distributed.run``) in a session of its own, so that
 a timeout, Ctrl-C, SIGTERM or SIGHUP ends every process it started and removes the run's folder;
-if the launcher is killed outright (SIGKILL), torchrun and the workers notice and end themselves
-(see :mod:`dpscale.measure._lifeline`). A run that fails is told by
-:func:`dpscale.measure.diagnosis.diagnose`.
+if the launcher is killed outright (SIGKILL), torchrun and the workers notice and end themselves,
+and a folder nobody could remove is removed by the next run (see :mod:`dpscale.measure._lifeline`).
+A run that fails is told by :func:`dpscale.measure.diagnosis.diagnose`.
 """
 
 from __future__ import annotations
@@ -128,7 +128,12 @@ def run(job: str, launch: Launch, options: list[str]) -> dict[str, Any]:
     """One torchrun of ``job``; rank 0's result (``{}`` on the other nodes). Raises RunFailed, Terminated."""
     backend = launch.resolved_backend()
     threads = launch.threads_per_rank()
-    with _ended_by_signals(), tempfile.TemporaryDirectory(prefix="dpscale-", ignore_cleanup_errors=True) as tmp:
+    _lifeline.remove_leftovers(Path(tempfile.gettempdir()))  # of runs whose launcher was killed outright
+    with (
+        _ended_by_signals(),
+        tempfile.TemporaryDirectory(prefix=_lifeline.PREFIX, ignore_cleanup_errors=True) as tmp,
+        _lifeline.owned(Path(tmp)),
+    ):
         work = Path(tmp)
         status = work / "status"
         status.mkdir()
