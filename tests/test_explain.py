@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dpscale import InvalidInput
 from dpscale.explain import explain, read_trace
-from dpscale.explain.intervals import difference, lengths_in, union
+from dpscale.explain.intervals import difference, lengths_in, pairs, union
 from tests.conftest import assert_close
 
 MAIN, GLOO = 10, 11
@@ -297,7 +297,7 @@ def test_traces_without_ranks_are_numbered_in_the_files_order(tmp_path: Path) ->
 spans = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=12)
 
 
-def covered(intervals: list[tuple[float, float]]) -> set[int]:
+def covered(intervals: Any) -> set[int]:
     return {t for start, end in intervals for t in range(int(start), int(end))}
 
 
@@ -306,11 +306,11 @@ def test_interval_arithmetic_matches_counting(
     a: list[tuple[int, int]], b: list[tuple[int, int]], w: tuple[int, int]
 ) -> None:
     ua, ub = union(a), union(b)
-    assert covered(ua) == covered([(s, e) for s, e in a])
-    assert all(x[1] < y[0] for x, y in itertools.pairwise(ua))  # sorted, disjoint, not touching
-    assert covered(difference(ua, ub)) == covered(ua) - covered(ub)
+    assert covered(pairs(ua)) == covered(a)
+    assert all(x[1] < y[0] for x, y in itertools.pairwise(pairs(ua)))  # sorted, disjoint, not touching
+    assert covered(pairs(difference(ua, ub))) == covered(pairs(ua)) - covered(pairs(ub))
     low, high = min(w), max(w)
-    assert lengths_in(ua, [(low, high)]) == [len({t for t in covered(ua) if low <= t < high})]
+    assert lengths_in(ua, [(low, high)]) == [len({t for t in covered(pairs(ua)) if low <= t < high})]
 
 
 def test_a_notebook_shows_the_explanation_as_tables(tmp_path: Path) -> None:
@@ -331,8 +331,16 @@ trace_events = st.lists(
 )
 
 
-@given(trace_events, st.sampled_from([None, 0, 2]), st.sampled_from([1, 7, 64, 4096]), st.booleans())
-def test_the_stream_reads_what_json_reads(events: list[Any], indent: int | None, chunk: int, bare: bool) -> None:
+@given(
+    trace_events,
+    st.sampled_from([None, 0, 2]),
+    st.sampled_from([1, 7, 64, 4096]),
+    st.sampled_from([1, 16, 200, 2**16]),
+    st.booleans(),
+)
+def test_the_stream_reads_what_json_reads(
+    events: list[Any], indent: int | None, chunk: int, batch_size: int, bare: bool
+) -> None:
     import io
 
     from dpscale.explain import stream
@@ -340,14 +348,14 @@ def test_the_stream_reads_what_json_reads(events: list[Any], indent: int | None,
     document: Any = events if bare else {"schemaVersion": 1, "traceEvents": events, "traceName": "x"}
     text = json.dumps(document, indent=indent, ensure_ascii=False)
     kept: list[tuple[str, Any]] = []
-    original = stream.CHUNK
-    stream.CHUNK = chunk  # chunks end anywhere: inside strings, numbers, between events
+    original = stream.CHUNK, stream.BATCH
+    stream.CHUNK, stream.BATCH = chunk, batch_size  # chunks and batches end anywhere: in strings, numbers, events
     try:
         found = [
             e for batch in stream.events(io.StringIO(text), 10**6, lambda k, v: kept.append((k, v))) for e in batch
         ]
     finally:
-        stream.CHUNK = original
+        stream.CHUNK, stream.BATCH = original
     assert found == events
     if not bare:
         assert kept == [("schemaVersion", 1), ("traceEvents", None), ("traceName", "x")]
@@ -359,9 +367,9 @@ def test_only_a_cpu_trace_out_of_order_is_read_again(tmp_path: Path, monkeypatch
     reads: list[bool] = []
     original = reading._read_file
 
-    def counted(path: Path, *, in_order: bool, shown: str | None = None) -> Any:
+    def counted(path: Path, *, in_order: bool, **given: Any) -> Any:
         reads.append(in_order)
-        return original(path, in_order=in_order, shown=shown)
+        return original(path, in_order=in_order, **given)
 
     monkeypatch.setattr(reading, "_read_file", counted)
     kernels = [op("sm90_gemm", 0, 60, tid=7, cat="kernel"), op("ncclDevKernel_AllReduce", 50, 20, tid=8, cat="kernel")]

@@ -27,7 +27,7 @@ from typing import Any
 
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
-from dpscale.explain.intervals import difference, lengths_in
+from dpscale.explain.intervals import difference, lengths_in, pairs
 from dpscale.explain.reading import NO_STEPS, RankTimeline
 from dpscale.messages import Message
 
@@ -203,7 +203,7 @@ def _split(timeline: RankTimeline) -> _Steps:
     sizes = [0.0] * len(windows)
     starts = [start for start, _ in windows]
     j = 0
-    for when, size in timeline.sizes:  # each collective counts in the step it starts in
+    for when, size in pairs(timeline.sizes):  # each collective counts in the step it starts in
         while j + 1 < len(starts) and starts[j + 1] <= when:
             j += 1
         if windows[j][0] <= when < windows[j][1]:

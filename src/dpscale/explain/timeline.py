@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpscale.errors import N_, InvalidInput
-from dpscale.explain.intervals import Timeline, difference
+from dpscale.explain.intervals import Timeline, difference, pairs
 from dpscale.explain.reading import RankTimeline
 
 __all__ = ["StepDrawing", "step_drawing"]
@@ -43,6 +43,6 @@ def step_drawing(timeline: RankTimeline, index: int = -1) -> StepDrawing:
 def _within(timeline: Timeline, low: float, high: float) -> tuple[tuple[float, float], ...]:
     return tuple(
         ((max(start, low) - low) * _US, (min(end, high) - low) * _US)
-        for start, end in timeline
+        for start, end in pairs(timeline)
         if end > low and start < high
     )
