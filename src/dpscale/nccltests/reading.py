@@ -73,13 +73,17 @@ _RANK_START = re.compile(r"#\s*Rank\s+\d")
 _THREADS = re.compile(r"#\s*nThread\s+(\d{1,7})\s+nGpus\s+(\d{1,7})")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
 # What launchers put before each line, possibly several: Open MPI's --tag-output "[1,0]<stdout>:",
-# SkyPilot's and Ray's "(head, rank=0, pid=3808)", srun -l's "0: ", MPICH's "[0] ", a timestamp.
+# SkyPilot's and Ray's "(head, rank=0, pid=3808)", srun -l's "0: ", MPICH's "[0] ", a timestamp,
+# kubectl logs --prefix's "[pod/name/container] ", pdsh's "node01: ", docker compose's "worker-1  | ".
 _PREFIX = re.compile(
     r"\s*(?:\[\d{1,7},\d{1,7}\]<std(?:out|err|diag)>:"
     r"|\([^()]{0,200}?\bpid=\d{1,10}\b[^()]{0,200}\)"
     r"|\d{1,7}:"
     r"|\[\d{1,7}\]"
-    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?)"
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?"
+    r"|\[(?:pod|job|deployment|statefulset)/[^\]\s]{1,300}\]"
+    r"|[A-Za-z][\w.-]{0,252}:(?=[ \t])"
+    r"|[\w.-]{1,253}[ \t]*\|(?=[ \t]))"
     r"[ \t]?"
 )
 _TAG = re.compile(r"\[\d{1,7}\]")  # a rank's tag left inside a row
@@ -789,16 +793,20 @@ def _per_host(total: int, ranks: _Ranks, local: int | None, process: int) -> int
     """
     counts = ranks.per_host()
     least = max(counts.values())
+    spans: dict[str, tuple[int, int]] = {}  # each host's lowest and highest rank listed
+    for r, host in ranks.hosts.items():
+        low, high = spans.get(host, (r, r))
+        spans[host] = (min(low, r), max(high, r))
     fits = []
     for g in _divisors(total):
         if g < least or (total % process == 0 and g % process):  # a process's ranks share its host
             continue
-        blocks: dict[int, str] = {}
-        places: dict[str, int] = {}
-        if all(
-            blocks.setdefault(r // g, host) == host and places.setdefault(host, r // g) == r // g
-            for r, host in ranks.hosts.items()
-        ):
+        blocks: set[int] = set()
+        for low, high in spans.values():  # each host within one run of g ranks, no two hosts in the same
+            if low // g != high // g or low // g in blocks:
+                break
+            blocks.add(low // g)
+        else:
             fits.append(g)
     if local is not None:
         return local if local in fits else None
