@@ -582,3 +582,36 @@ def test_a_long_cut_rank_list_is_read_quickly(tmp_path: Path) -> None:
     log = read_log(write(tmp_path, text_of(lines)))  # read as 60 000 ranks on as many hosts
     assert time.perf_counter() - started < 10.0
     assert (log.ranks, log.hosts, log.devices_per_host) == (60000, 60000, 1)
+
+
+def test_rank_lines_of_the_first_versions_without_pid(tmp_path: Path) -> None:
+    run = Run("all_reduce", 1, 8, "old", device="Tesla P100-SXM2-16GB")
+    listed = [f"#   Rank {r:2d} on       dgx1 device {r:2d} [0x{r + 6:02x}] Tesla P100-SXM2-16GB" for r in range(8)]
+    lines, rows = written(run, listed=listed)
+    log = read_log(write(tmp_path, text_of(lines)))
+    same(log, run, rows)
+    assert (log.device_name, log.notes) == ("Tesla P100-SXM2-16GB", ())
+
+
+def test_a_sentence_naming_a_program_is_not_its_command(tmp_path: Path) -> None:
+    # "alltoall_perf finished" between two runs names no run: the all-reduce after it is read.
+    alltoall = written(Run("alltoall", 1, 8, "middle"))[0]
+    run = Run("all_reduce", 1, 8, "middle")
+    lines, rows = written(run)
+    text = text_of([*alltoall, "alltoall_perf finished in 12 s; next: ./all_reduce_perf", *lines])
+    (log,) = read_logs(write(tmp_path, text))
+    same(log, run, rows)
+    assert "a run of alltoall, left out" in str(log.notes[0])
+
+
+def test_nccl_teardown_lines_stay_with_their_run(tmp_path: Path) -> None:
+    # The two-node run's teardown, printed after its footer, says nothing of the one-node run without a list.
+    two = written(Run("all_reduce", 2, 8, "middle"))[0]
+    teardown = [
+        f"node00{h}:42:42 [0] NCCL INFO comm 0x55 rank {8 * (h - 1)} nranks 16 cudaDev 0 busId 18000 - Destroy COMPLETE"
+        for h in (1, 2)
+    ] + ["node002:42:42 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault"]
+    one = Run("all_gather", 1, 8, "middle", gpus=8)
+    lines, rows = written(one, devices=False)
+    logs = read_logs(write(tmp_path, text_of([*two, *teardown, *lines])))
+    same(logs[1], one, rows)

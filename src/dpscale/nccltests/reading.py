@@ -66,7 +66,7 @@ MAX_BYTES = 2**62  # one message: past any GPU's memory
 MAX_RUNS = 1000  # runs in one file: every test, type and size range a script would run, many times over
 
 _RANK = re.compile(
-    r"#\s*Rank\s+(\d{1,7})\s+(?:Group\s+(\d{1,7})\s+)?Pid\s+\d{1,10}\s+on\s+(\S+)\s+device\s+(\d{1,7})"
+    r"#\s*Rank\s+(\d{1,7})\s+(?:Group\s+(\d{1,7})\s+)?(?:Pid\s+\d{1,10}\s+)?on\s+(\S+)\s+device\s+(\d{1,7})"
     r"\s*(?:\[[^\]]*\]\s*)?(.*)"
 )
 _RANK_START = re.compile(r"#\s*Rank\s+\d")
@@ -93,6 +93,8 @@ _COUNTS = {
     "nodes": re.compile(r"\bnNodes\s+(\d{1,7})\b"),
     "local": re.compile(r"\blocalRanks\s+(\d{1,7})\b"),
 }
+_TEARDOWN = re.compile(r"Destroy|Clos|Unload|Abort|Finaliz")  # NCCL's lines as a run ends, after its footer
+_PROGRAM = re.compile(r"[A-Za-z0-9_]{1,40}$")  # the name before "_perf"
 _CUT = re.compile(r"snip|\.\.\.|…|omitted|truncated", re.IGNORECASE)
 _NAMES = {
     "all_reduce": re.compile(r"(?<![a-z])all[_\- ]?reduce(?![a-z])"),
@@ -541,7 +543,7 @@ def _split(name: str, found: Iterator[tuple[int, str]]) -> list[_Run]:
             continue
         if "NCCL INFO" in text or "NCCL WARN" in text:
             host = _NCCL.match(stripped)
-            target = run.info if not run.concluded or "Destroy" in text else pending
+            target = run.info if not run.concluded or _TEARDOWN.search(text) else pending
             target.add(host.group(1) if host is not None else None, text)
             continue
         tokens = stripped.split()
@@ -571,13 +573,20 @@ def _split(name: str, found: Iterator[tuple[int, str]]) -> list[_Run]:
 
 
 def _program(text: str) -> str | None:
-    """The nccl-tests program a command line names (``all_gather`` of ``mpirun ... ./build/all_gather_perf -b 8``)."""
+    """The nccl-tests program a command line runs: ``all_gather_perf`` of ``mpirun ... ./build/all_gather_perf -b 8``.
+
+    A name followed by options or ending the line; not one a sentence mentions ("all_reduce_perf finished").
+    """
     at = text.find("_perf")
-    while at >= 0:
-        found = re.search(r"[A-Za-z0-9_]{1,40}$", text[max(0, at - 40) : at])
+    for _ in range(8):  # a few mentions looked at, however long the line
+        if at < 0:
+            return None
         end = at + len("_perf")
-        if found is not None and (end == len(text) or not (text[end].isalnum())):
-            return found.group(0) + "_perf"
+        end += len("_mpi") if text.startswith("_mpi", end) else 0
+        after = text[end:].lstrip(" \t")
+        name = _PROGRAM.search(text[max(0, at - 40) : at])
+        if name is not None and (not after.strip("'\"") or (after[0] == "-" and end < len(text) - len(after))):
+            return name.group(0) + "_perf"
         at = text.find("_perf", end)
     return None
 
@@ -624,15 +633,15 @@ def _finish(name: str, run: _Run, alone: bool) -> Log | tuple[Message, InvalidIn
         named = _collective_in(run.stated)
         if named is None:
             return left(_LEFT_OUT, InvalidInput("import", name, _EXPECTED_LOG), test=_test_of(run.stated))
-    elif run.hint is not None:
-        found = _collective_in(run.hint)
-        if found is None:
-            return left(_LEFT_OUT, InvalidInput("import", name, _EXPECTED_LOG), test=_test_of(run.hint))
-        named = found if fits(found) else None
-    if named is None:
+    else:  # the table's word (a root, in-place results never checked), then a command line's
         other = _other(run, gathered)
         if other is not None:
             return left(_LEFT_OUT, InvalidInput("import", name, _EXPECTED_LOG), test=other)
+        if run.hint is not None:
+            found = _collective_in(run.hint)
+            if found is None:
+                return left(_LEFT_OUT, InvalidInput("import", name, _EXPECTED_LOG), test=_test_of(run.hint))
+            named = found if fits(found) else None
     if not run.rows:
         refusal = InvalidInput("import", name, N_("a table with at least one size and its time"))
         if alone:
@@ -756,10 +765,9 @@ def _world(name: str, run: _Run, collective: str | None) -> tuple[int, int, int,
     if ranks.hosts and len(set(ranks.groups.values())) > 1:  # NCCL_TESTS_SPLIT: each group its own collective
         return (*ranks.shape(name), False)
     gathered = run.gathered()
-    strong = run.info.one("ranks") or (gathered if gathered is not None and gathered > 1 else None)
-    if ranks.hosts:
+    if ranks.hosts:  # a list whole by its looks is taken, unless the table's own counts say more ranks ran
         top = max(ranks.hosts)
-        whole = top + 1 == len(ranks.hosts) and not run.cut and (strong is None or strong <= len(ranks.hosts))
+        whole = top + 1 == len(ranks.hosts) and not run.cut and (gathered is None or gathered <= len(ranks.hosts))
         if whole and not ranks.short_tail():
             return (*ranks.shape(name), False)
         return (*_inferred(name, run, collective, top), True)
