@@ -481,18 +481,25 @@ def test_a_rank_list_cut_at_its_end_counts_its_ranks_by_busbw(tmp_path: Path, cu
     assert "16 ranks on 2 hosts" in str(log.notes[0])
 
 
-@pytest.mark.parametrize("cut", [[*range(10), "--(snip)--"], list(range(10))])
+@pytest.mark.parametrize(
+    ("cut", "said"),
+    [
+        ([*range(10), "--(snip)--"], "a '# Using devices' list of every rank, or NCCL INFO lines with nranks"),
+        (list(range(10)), "the same number of ranks on every host (found node001: 8, node002: 2)"),  # unmarked
+    ],
+)
 def test_a_rank_list_cut_at_its_end_with_nothing_else_is_refused_naming_what_is_missing(
-    tmp_path: Path, cut: list[int | str]
+    tmp_path: Path, cut: list[int | str], said: str
 ) -> None:
     small = Run("all_reduce", 2, 8, "middle", sizes=tuple(SIZES[:8]))  # no algbw past 1 GB/s: busbw tells nothing
     lines, _ = written(small, listed=cut)
-    path = write(tmp_path, text_of(lines))
+    path = write(tmp_path, text_of(["node001:42:42 [0] NCCL INFO Bootstrap : Using ib0", *lines]))
     with pytest.raises(InvalidInput) as error:
         read_log(path)
-    assert f"{path}, line 1" in str(error.value)
-    assert "a '# Using devices' list of every rank, or NCCL INFO lines with nranks" in str(error.value)
-    assert "(listed: ranks 0-9)" in str(error.value)
+    assert said in str(error.value)
+    if cut[-1] == "--(snip)--":
+        assert f"{path}, line 2" in str(error.value)  # where the run starts, past NCCL's line before it
+        assert "(listed: ranks 0-9)" in str(error.value)
 
 
 def test_a_gathering_run_cut_at_its_end_counts_its_ranks_by_its_table(tmp_path: Path) -> None:
@@ -615,3 +622,30 @@ def test_nccl_teardown_lines_stay_with_their_run(tmp_path: Path) -> None:
     lines, rows = written(one, devices=False)
     logs = read_logs(write(tmp_path, text_of([*two, *teardown, *lines])))
     same(logs[1], one, rows)
+
+
+def test_no_rank_list_one_process_of_all_reduce(tmp_path: Path) -> None:
+    # -g 8 in one process and no list: nThread × nGpus ranks on one host, as busbw ÷ algbw agrees (7/4).
+    run = Run("all_reduce", 1, 8, "middle", gpus=8)
+    lines, rows = written(run, devices=False)
+    same(read_log(write(tmp_path, text_of(lines))), run, rows)
+    disagreeing = Run("all_reduce", 2, 8, "middle", gpus=8)  # 16 ranks by busbw ÷ algbw: not one process's 8
+    with pytest.raises(InvalidInput, match="saying on which hosts the 16 ranks ran"):
+        read_log(write(tmp_path, text_of(written(disagreeing, devices=False)[0])))
+
+
+def test_json_files_of_several_runs_a_line_each(tmp_path: Path) -> None:
+    one = json.loads((VALIDATION.parent / "all_gather_2nodes.json").read_text(encoding="utf-8"))
+    other = {**one, "args": ["./build/alltoall_perf", "-b", "8"]}
+    path = write(tmp_path, "\n".join(json.dumps(d) for d in (one, other, one)) + "\n", "runs.json")
+    logs = read_logs(path)
+    assert [(log.name, log.collective, log.ranks) for log in logs] == [
+        (f"{path}:1", "all_gather", 16),
+        (f"{path}:3", "all_gather", 16),
+    ]
+    assert [str(note) for note in logs[0].notes] == [
+        "runs.json, line 2: a run of alltoall, left out (dpscale reads all_reduce, reduce_scatter and all_gather)"
+    ]
+    broken = write(tmp_path, json.dumps(one) + "\n{nope}\n", "broken.json")
+    with pytest.raises(InvalidInput, match=r"broken.json, line 2"):
+        read_logs(broken)

@@ -115,6 +115,7 @@ _TOLERANCE = {
     **dict.fromkeys(("int8", "uint8", "char", "int32", "uint32", "int", "int64", "uint64"), 0.0),
 }
 _TIMES = ("time", "cputime")
+_RUNS = N_("at most %(most)s runs in one file")
 _EXPECTED_LOG = N_("the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf (nccl-tests)")
 _READABLE = N_("a readable nccl-tests output (%(reason)s)")
 _UNNAMED = N_("a file named after its test (all_reduce, reduce_scatter or all_gather) or its header")
@@ -202,6 +203,12 @@ def read_texts(raw: str, name: str, *, most: int = _files.MAX_FILE_BYTES) -> tup
     """Every run dpscale reads in ``raw`` (as :func:`read_logs` reads a file), in order; at least one."""
     if raw.lstrip("\ufeff \t\r\n").startswith("{"):  # -J writes one line, the environment in it
         text = _files.read_text(io.StringIO(raw), "import", name, most=most)
+        lines = [(i, line) for i, line in enumerate(text.split("\n"), 1) if line.strip()]
+        if len(lines) > 1 and all(line.lstrip("\ufeff \t").startswith("{") for _, line in lines):
+            # Several runs' -J files put together, a line each
+            if len(lines) > MAX_RUNS:
+                raise InvalidInput(_files.where(name, lines[MAX_RUNS][0]), "{", _RUNS, params={"most": MAX_RUNS})
+            return _from_json_lines(name, lines)
         return (_from_json(name, _files.decode_json(text, "import", name, _READABLE)),)
     found = _files.lines(io.StringIO(raw), name, most=most, comments=True)
     return _from_text(name, _split(name, found))
@@ -485,6 +492,8 @@ def _split(name: str, found: Iterator[tuple[int, str]]) -> list[_Run]:
         nonlocal pending, hint
         run = runs[-1]
         if run.stage < stage or (stage == _RANKS and run.stage == _RANKS):
+            if run.stage < 0:
+                run.line = number  # a run is where its header starts, not the lines before it
             run.stage = stage
             return run
         new = _Run(number, pending, hint)
@@ -494,7 +503,7 @@ def _split(name: str, found: Iterator[tuple[int, str]]) -> list[_Run]:
         if run.empty():
             runs[-1] = new
         elif len(runs) >= MAX_RUNS:
-            raise _at(name, number, text, N_("at most %(most)s runs in one file"), most=MAX_RUNS)
+            raise _at(name, number, text, _RUNS, most=MAX_RUNS)
         else:
             runs.append(new)
         new.stage = stage
@@ -540,6 +549,8 @@ def _split(name: str, found: Iterator[tuple[int, str]]) -> list[_Run]:
                     opened(_TABLE, number, stripped).columns = columns
                 elif run.stage in (_DEVICES, _RANKS) and _CUT.search(body):
                     run.mark_cut(body)
+                elif run.stage < _TABLE and "anks" in body:  # a header's own "nranks 16"
+                    run.info.add(None, body)
             continue
         if "NCCL INFO" in text or "NCCL WARN" in text:
             host = _NCCL.match(stripped)
@@ -727,8 +738,11 @@ def _precision(value: float) -> float:
     return (0.005e9 if value < 999.995e9 else 0.05e9 if value < 9999.95e9 else 0.5e9) + value * 1e-9
 
 
-def _ratio_ranks(rows: Sequence[Row], reduce: bool) -> int | None:
-    """The one rank count n whose 2(n−1)/n (all-reduce) or (n−1)/n busbw ÷ algbw fits every row as printed."""
+def _ratio_span(rows: Sequence[Row], reduce: bool) -> tuple[float, float] | None:
+    """The rank counts n whose busbw ÷ algbw, 2(n−1)/n (all-reduce) or (n−1)/n, fits every row as printed.
+
+    None where no row's algbw is printed precisely enough to tell.
+    """
     low, high = 2.0, float(MAX_RANKS)
     used = False
     for r in rows:
@@ -740,9 +754,15 @@ def _ratio_ranks(rows: Sequence[Row], reduce: bool) -> int | None:
         low = max(low, top / (top - least) if least < top else math.inf)
         high = min(high, top / (top - most) if most < top else math.inf)
         used = True
-    if not used or high - low > 1:
+    return (low - 1e-9, high + 1e-9) if used else None
+
+
+def _ratio_ranks(rows: Sequence[Row], reduce: bool) -> int | None:
+    """The one rank count n whose busbw ÷ algbw fits every row as printed (see :func:`_ratio_span`)."""
+    span = _ratio_span(rows, reduce)
+    if span is None or span[1] - span[0] > 1.1:
         return None
-    whole = [n for n in range(math.ceil(low - 1e-9), math.floor(high + 1e-9) + 1) if 2 <= n <= MAX_RANKS]
+    whole = [n for n in range(math.ceil(span[0]), math.floor(span[1]) + 1) if 2 <= n <= MAX_RANKS]
     return whole[0] if len(whole) == 1 else None
 
 
@@ -781,6 +801,8 @@ def _inferred(name: str, run: _Run, collective: str | None, top: int) -> tuple[i
         _files.where(name, run.line), PurePath(name).name, _CUT_LIST, params={"listed": _spans(list(ranks.hosts))}
     )
     total = _counted(run, collective)
+    if not run.cut and total in (None, len(ranks.hosts)) and top + 1 == len(ranks.hosts):
+        return ranks.shape(name)  # the whole list after all, its hosts uneven: refused as such
     process = run.per_process or 1
     if total is None and run.cut and (not run.cut_last or (run.cut_by_tests and process > 1)):
         total = -(-(top + 1) // process) * process  # the largest rank listed, to a whole process
@@ -838,6 +860,11 @@ def _divisors(n: int) -> list[int]:
 def _unlisted(name: str, run: _Run, collective: str | None) -> tuple[int, int, int]:
     """Ranks, hosts and ranks per host of a run printed without its rank list: from NCCL's lines and the table."""
     total = _counted(run, collective)
+    if total is None and run.per_process is not None and run.per_process > 1 and run.gathered() in (None, 1):
+        # nThread × nGpus ranks in one process, as -g 8 runs a node, where busbw ÷ algbw does not say otherwise
+        span = _ratio_span(run.rows, reduce=collective != "all_gather" and collective != "reduce_scatter")
+        if span is None or span[0] <= run.per_process <= span[1]:
+            total = run.per_process
     if total is None or total < 2:
         raise InvalidInput(_files.where(name, run.line), PurePath(name).name, _NO_LIST)
     hosts = run.info.one("nodes")
@@ -863,6 +890,24 @@ def _key(data: Any, key: str, where: str, name: str, kind: type | tuple[type, ..
         place = Message.of("%(file)s, %(key)s", file=name, key=f"{where}{key}")
         raise InvalidInput(place, _files.shown(value), accepted)
     return value
+
+
+def _from_json_lines(name: str, lines: Sequence[tuple[int, str]]) -> tuple[Log, ...]:
+    """The runs of several -J files put together, one a line: each named by its line, other tests left out."""
+    logs: list[Log] = []
+    notes: list[Message] = []
+    for number, line in lines:
+        data = _files.decode_json(line, _files.where(name, number), "{", _READABLE)
+        args = data.get("args") if isinstance(data, Mapping) else None
+        program = args[0] if isinstance(args, list) and args and isinstance(args[0], str) else None
+        if program is not None and _collective_in(program) is None:
+            notes.append(Message.of(_LEFT_OUT, file=PurePath(name).name, line=number, test=_test_of(program)))
+            continue
+        logs.append(_from_json(f"{name}:{number}", data))
+    if not logs:
+        raise InvalidInput("import", name, _EXPECTED_LOG)
+    logs[0] = replace(logs[0], notes=tuple(notes))
+    return tuple(logs)
 
 
 def _from_json(name: str, data: Any) -> Log:
