@@ -649,3 +649,31 @@ def test_json_files_of_several_runs_a_line_each(tmp_path: Path) -> None:
     broken = write(tmp_path, json.dumps(one) + "\n{nope}\n", "broken.json")
     with pytest.raises(InvalidInput, match=r"broken.json, line 2"):
         read_logs(broken)
+
+
+@given(
+    layout=st.sampled_from(LAYOUTS),
+    hosts=st.integers(1, 8),
+    per_host=st.sampled_from([1, 2, 4, 8]),
+    head=st.integers(1, 20),
+    tail=st.integers(1, 20),
+    marker=st.sampled_from(["--(snip)--", "# ...", "[...]", "(output truncated)"]),
+)
+def test_any_list_snipped_in_its_middle_reads_to_its_run(
+    tmp_path_factory: pytest.TempPathFactory,
+    layout: str,
+    hosts: int,
+    per_host: int,
+    head: int,
+    tail: int,
+    marker: str,
+) -> None:
+    run = Run("all_reduce", hosts, max(per_host, 2 // hosts), layout, sizes=tuple(SIZES[20:28]))
+    if head + tail >= run.ranks:
+        return
+    listed: list[int | str] = [*range(head), marker, *range(run.ranks - tail, run.ranks)]
+    lines, rows = written(run, listed=listed)
+    path = tmp_path_factory.mktemp("snipped") / "run.log"
+    path.write_text(text_of(lines), encoding="utf-8")
+    log = read_log(path)
+    same(log, run, rows)
