@@ -268,3 +268,21 @@ def test_the_limits_say_why_their_values() -> None:
     assert limits.MAX_KEPT * 40 < 256 * MIB  # a file's kept events, at 40 bytes at most each
     assert limits.MAX_REQUEST_KEPT * 40 + limits.MAX_REQUEST_STEPS * 400 < 512 * MIB
     assert limits.MAX_NAMES * limits.MAX_NAME * 4 <= 16 * MIB  # names remembered, at 4 bytes a character
+
+
+def test_a_step_of_many_intervals_is_drawn_at_a_screens_resolution(tmp_path: Path) -> None:
+    from dpscale.explain.timeline import MAX_DRAWN, drawn_most, step_drawing
+
+    events = [step(1, 0, 100_000)] + [op("aten::mm", 10 * i, 4) for i in range(5000)]
+    found = read_trace(write(tmp_path / "r0.json", events))
+    whole = step_drawing(found, most=10_000)
+    assert len(whole.compute) == 5000  # under the bound: every interval, as before
+    drawn = step_drawing(found)
+    assert len(drawn.compute) <= MAX_DRAWN + 1
+    assert drawn.compute[0][0] == whole.compute[0][0]
+    assert drawn.compute[-1][1] == whole.compute[-1][1]
+    coarse = step_drawing(found, most=100)
+    assert len(coarse.compute) <= 101
+    assert sum(b - a for a, b in coarse.compute) >= sum(b - a for a, b in whole.compute)  # nothing left out
+    assert drawn_most(1) == MAX_DRAWN
+    assert drawn_most(4096) * 2 * 4096 <= 2 * 100_000  # a page of 4096 ranks draws some 100 000 at most

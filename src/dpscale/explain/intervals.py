@@ -38,37 +38,47 @@ def pairs(flat: Sequence[float]) -> Iterator[Interval]:
 def union(intervals: Timeline | Iterable[Interval], *, in_place: bool = False) -> Timeline:
     """The time covered by any of ``intervals`` (in any order; empty ones dropped), as a timeline.
 
-    ``intervals`` is a flat array (as a timeline is) or pairs; ``in_place`` lets a flat array be
-    sorted where it is, rather than in a copy, when its owner no longer needs it.
+    ``intervals`` is a flat array (as a timeline is) or pairs. With ``in_place``, a flat array is
+    sorted and merged where it is, and returned: its owner no longer needs it as it was, and the
+    union then takes little more memory than the array (two bytes an interval, and the result's
+    ends while they are moved), rather than a copy and numpy's work arrays besides.
     """
     import numpy as np
 
     flat = intervals if isinstance(intervals, array) else timeline(intervals)
-    if not flat:
-        return array("d")
+    if not in_place:
+        flat = array("d", flat)
     # Each interval as a complex number (start + end·i): numpy sorts those by start, then end.
     both = np.frombuffer(flat, dtype=np.complex128)
-    if in_place:
-        both.sort()
+    both.sort()
+    empty = both.imag <= both.real
+    if empty.any() or np.isnan(both.imag).any():  # empty (or NaN) intervals cover nothing
+        kept = both[~empty & ~np.isnan(both.imag) & ~np.isnan(both.real)]
+        del both, empty
+        flat = array("d")
+        flat.frombytes(kept.tobytes())
+        del kept
+        both = np.frombuffer(flat, dtype=np.complex128)
     else:
-        both = np.sort(both)
-    if not (both.imag > both.real).all():  # empty (or NaN) intervals cover nothing
-        both = both[both.imag > both.real]
-        if not len(both):
-            return array("d")
-    reach = np.maximum.accumulate(both.imag)  # the furthest end so far: where the merged interval ends
-    first = np.empty(len(both), dtype=bool)  # an interval that starts past every earlier end opens a new one
-    first[0] = True
-    np.greater(both.real[1:], reach[:-1], out=first[1:])
-    opens = np.flatnonzero(first)
-    merged = np.empty((len(opens), 2))
-    merged[:, 0] = both.real[opens]
-    del both
-    merged[:-1, 1] = reach[opens[1:] - 1]
-    merged[-1, 1] = reach[-1]
-    out = array("d")
-    out.frombytes(merged.tobytes())
-    return out
+        del empty
+    count = len(both)
+    if count:
+        np.maximum.accumulate(both.imag, out=both.imag)  # each end becomes the furthest end so far
+        # An interval that starts past every earlier end opens a merged one; the one before it closes one.
+        first = np.empty(count, dtype=bool)
+        first[0] = True
+        np.greater(both.real[1:], both.imag[:-1], out=first[1:])
+        last = np.empty(count, dtype=bool)
+        last[:-1] = first[1:]
+        last[-1] = True
+        starts, ends = both.real[first], both.imag[last]
+        del first, last
+        merged = len(starts)
+        both[:merged].real = starts  # the merged intervals, in the array's first places
+        both[:merged].imag = ends
+        del starts, ends, both
+        del flat[2 * merged :]
+    return flat
 
 
 def difference(kept: Sequence[float], removed: Sequence[float]) -> Timeline:

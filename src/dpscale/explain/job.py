@@ -22,7 +22,7 @@ from dpscale.errors import InvalidInput
 from dpscale.explain.breakdown import explain_timelines
 from dpscale.explain.limits import Budget
 from dpscale.explain.reading import RankTimeline, read_trace
-from dpscale.explain.timeline import step_drawing
+from dpscale.explain.timeline import drawn_most, step_drawing
 
 __all__ = ["ANSWER", "explain_folder", "explain_named"]
 
@@ -37,7 +37,8 @@ def explain_named(paths: list[tuple[str, Path]], budget: Budget | None = None) -
         timelines[name] = read_trace(path, name=name, budget=budget)
         path.unlink(missing_ok=True)  # one copy on disk at a time
     found = explain_timelines(list(timelines.values()))
-    return found, [step_drawing(timelines[rank.file]) for rank in found.ranks]
+    most = drawn_most(len(found.ranks))
+    return found, [step_drawing(timelines[rank.file], most=most) for rank in found.ranks]
 
 
 def explain_folder(folder: str, names: list[str], nice: int) -> None:

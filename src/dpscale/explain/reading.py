@@ -358,6 +358,7 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: 
         sweep = sweeps[thread] = _Sweep()
         for start, negative_end, kind in _sorted_rows(*held):
             sweep.push(start, -negative_end, kind)
+        del held
     if "traceEvents" not in top:
         raise Malformed(Message.of("JSON without traceEvents"))
     if not steps:
@@ -404,7 +405,7 @@ def _sorted_rows(starts: array[float], negative_ends: array[float], kinds: bytea
     columns = [
         np.frombuffer(c, dtype=d) for c, d in ((starts, np.float64), (negative_ends, np.float64), (kinds, np.uint8))
     ]
-    order = np.lexsort(columns[::-1])
+    order = np.lexsort(columns[::-1]).astype(np.int32 if len(starts) < 2**31 else np.int64)
     for first in range(0, len(order), _ROWS):
         some = order[first : first + _ROWS]
         yield from zip(*(column[some].tolist() for column in columns), strict=True)
