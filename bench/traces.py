@@ -2,10 +2,13 @@
 
 Laid out as ``torch.profiler``'s ``export_chrome_trace`` writes (an indented object per event),
 so that the bench reads what a user's file holds: two ranks' worth of steps on one rank's file.
+And the traces an attacker sends (issue 23): huge names, more kernels than kept, gzip bombs.
 """
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Iterator
 from pathlib import Path
 
 _OP = """  {{
@@ -76,3 +79,80 @@ def write_trace(path: Path, megabytes: float) -> Path:
             written += len(text)
         out.write(_TAIL)
     return path
+
+
+# -- hostile traces, as an attacker sends them (issue 23): each bounded by a limit of dpscale.explain.limits --
+
+_ROWS = 100_000  # events formatted at a time
+
+
+def _gzip_events(path: Path, events: Iterator[str], *, head: str = "", level: int = 1) -> Path:
+    """A gzipped trace of one profiler step over everything, then ``events``, written a block at a time."""
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=level) as out:
+        out.write((head or "{") + '"traceEvents": [\n')
+        out.write('{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, ')
+        out.write('"dur": 1e12}')
+        block: list[str] = []
+        for event in events:
+            block.append(event)
+            if len(block) == _ROWS:
+                out.write(",\n" + ",\n".join(block))
+                block.clear()
+        if block:
+            out.write(",\n" + ",\n".join(block))
+        out.write("\n]}")
+    return path
+
+
+def huge_names(path: Path, count: int = 10_000, size: int = 100_000) -> Path:
+    """``count`` operators, each with a name of its own of ``size`` characters: 1 GB of JSON in 1.3 MB of gzip."""
+    filler = "a" * size
+    return _gzip_events(
+        path,
+        (
+            f'{{"ph":"X","cat":"cpu_op","name":"{filler}{i}","pid":1,"tid":1,"ts":{i + 1},"dur":1}}'
+            for i in range(count)
+        ),
+        level=6,
+    )
+
+
+def many_kernels(path: Path, count: int = 20_000_000) -> Path:
+    """``count`` disjoint kernels, the shortest events that are kept: 20 M are 1 GB of JSON, 55 MB gzipped."""
+    return _gzip_events(path, (f'{{"ph":"X","cat":"kernel","name":"k","ts":{2 * i},"dur":1}}' for i in range(count)))
+
+
+def reversed_operators(path: Path, count: int) -> Path:
+    """``count`` disjoint operators on the step's thread, last first: read twice, the second time sorted."""
+    return _gzip_events(
+        path,
+        (
+            f'{{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":{2 * (count - i)},"dur":1}}'
+            for i in range(count)
+        ),
+    )
+
+
+def gzip_bomb(path: Path, mib: int = 1024) -> Path:
+    """A trace of ``mib`` MiB of white space between its brackets: gzip takes it to about a thousandth."""
+    block = b" " * (1 << 20)
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        out.write(b'{"traceEvents": [')
+        for _ in range(mib):
+            out.write(block)
+        out.write(b"]}")
+    return path
+
+
+def many_steps(path: Path, count: int, rank: int) -> Path:
+    """``count`` profiler steps of one operator each, on rank ``rank`` (one of two)."""
+    head = f'{{"distributedInfo": {{"rank": {rank}, "world_size": 2}}, '
+    return _gzip_events(
+        path,
+        (
+            f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i + 2}","pid":1,"tid":1,"ts":{10 * i + 100},'
+            f'"dur":9}},\n{{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":{10 * i + 101},"dur":5}}'
+            for i in range(count)
+        ),
+        head=head,
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import statistics
 import subprocess
@@ -19,6 +20,10 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+PAUSE = 1.0  # seconds a hostile uploader waits after an answer before it sends again (not its Retry-After)
+PREDICT = (
+    "/api/v1/predict?devices=8&devices=64&devices=512&per_device_throughput=938&batch=256&params=1e8&intra=nvlink3"
+)
 BARE_APP = "bench.bare:app"
 FASTAPI_APP = "bench.bare:typed"
 DPSCALE_APP = "dpscale.web.app:create_app"  # a factory: nothing is built at import
@@ -46,6 +51,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+PIDS: dict[int, int] = {}  # the process of the server that listens on each port
+
+
+def resident(pid: int) -> int:
+    """The resident size of process ``pid`` now, in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+
 @contextlib.contextmanager
 def server(app: str) -> Iterator[int]:
     port = _free_port()
@@ -57,6 +71,7 @@ def server(app: str) -> Iterator[int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    PIDS[port] = proc.pid
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -128,3 +143,66 @@ def measure(paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, c
 def load_test(path: str, *, connections: int, seconds: float) -> Load:
     with server(DPSCALE_APP) as port:
         return load(port, path, connections=connections, seconds=seconds)
+
+
+async def _upload(port: int, body: bytes, stop: float, statuses: list[int]) -> None:
+    """Post ``body`` (a trace file) to /api/v1/explain again and again until ``stop``, as a client that does not
+    wait its Retry-After would: each answer's status, 0 where the server closed first."""
+    form = (
+        b'--zz\r\nContent-Disposition: form-data; name="trace"; filename="bomb.json.gz"\r\n'
+        b"Content-Type: application/gzip\r\n\r\n" + body + b"\r\n--zz--\r\n"
+    )
+    head = (
+        f"POST /api/v1/explain HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=zz\r\n"
+        f"Content-Length: {len(form)}\r\n\r\n"
+    ).encode()
+    while time.perf_counter() < stop:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(head + form)  # sent as the socket takes it, while the answer is awaited
+            answer = await reader.readuntil(b"\r\n\r\n")
+            statuses.append(int(answer.split(b" ", 2)[1]))
+        except (ConnectionError, asyncio.IncompleteReadError):
+            statuses.append(0)
+        finally:
+            writer.close()
+        await asyncio.sleep(PAUSE)
+
+
+_UPLOADS = """
+import asyncio, json, sys, time
+import bench.web
+from bench.web import _upload
+bench.web.PAUSE = float(sys.argv[5])
+port, uploads, seconds, path = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+body = open(path, "rb").read()
+statuses = []
+async def main():
+    stop = time.perf_counter() + seconds
+    await asyncio.gather(*(_upload(port, body, stop, statuses) for _ in range(uploads)), return_exceptions=True)
+asyncio.run(main())
+print(json.dumps(statuses))
+"""
+
+
+def predict_under_uploads(
+    path: str, upload: str, *, uploads: int, seconds: float, pause: float = PAUSE
+) -> tuple[Load, Load, list[int], int]:
+    """``path``'s load (4 connections) with no upload, then while ``uploads`` clients of a process of their own
+    post the file ``upload`` to be explained, again and again; and the server's resident size after them, less
+    before them."""
+    with server(DPSCALE_APP) as port:
+        load(port, path, connections=4, seconds=1.0)  # warm-up
+        idle = load(port, path, connections=4, seconds=seconds - 2.0)
+        before = resident(PIDS[port])
+        senders = subprocess.Popen(
+            [sys.executable, "-c", _UPLOADS, str(port), str(uploads), str(seconds), upload, str(pause)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.0)  # the uploads have arrived: jobs run and wait
+        attacked = load(port, path, connections=4, seconds=seconds - 2.0)
+        out, _ = senders.communicate(timeout=seconds + 120)
+        time.sleep(1.0)  # the last answers are sent
+        held = resident(PIDS[port]) - before
+    return idle, attacked, json.loads(out), held
