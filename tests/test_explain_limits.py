@@ -286,3 +286,15 @@ def test_a_step_of_many_intervals_is_drawn_at_a_screens_resolution(tmp_path: Pat
     assert sum(b - a for a, b in coarse.compute) >= sum(b - a for a, b in whole.compute)  # nothing left out
     assert drawn_most(1) == MAX_DRAWN
     assert drawn_most(4096) * 2 * 4096 <= 2 * 100_000  # a page of 4096 ranks draws some 100 000 at most
+
+
+def test_the_command_line_says_a_limit_in_one_line_and_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading, "MAX_KEPT", 1000)
+    path = write_text(tmp_path / "kernels.json", trace_text(kernels(5000)))
+    code, out, err = run(capsys, "explain", str(path))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "kernels.json" in err
+    assert "at most 1000 timed events" in err

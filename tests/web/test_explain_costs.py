@@ -178,7 +178,7 @@ def test_past_the_jobs_and_the_line_an_upload_is_a_503_before_its_body_is_read(
     assert refused.headers["retry-after"] == str(explain_page.RETRY_SECONDS)
     error = refused.json()["errors"][0]
     assert error["field"] == "trace"
-    assert "at most 1 uploads at once, with 1 more waiting" in error["message"]
+    assert "at most 1 uploads at once, with 1 more waiting, and has that many now" in error["message"]
     assert page.status_code == 503
     assert page.headers["retry-after"] == str(explain_page.RETRY_SECONDS)
     assert 'id="explain-error" role="alert">The server explains at most 1 uploads at once' in page.text

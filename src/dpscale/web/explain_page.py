@@ -70,7 +70,7 @@ _NICE = 10  # a job's priority below the server's: the pages preempt it
 _POLL = 0.05  # seconds between two looks at whether a waiting job's turn has come
 _COPY = 1 << 20  # bytes copied at a time from an upload to the file the core reads
 BUSY = N_(
-    "The server explains at most %(jobs)s uploads at once, with %(waiting)s more waiting, and has as many: "
+    "The server explains at most %(jobs)s uploads at once, with %(waiting)s more waiting, and has that many now: "
     "try again in %(seconds)s s, or run dpscale explain on the files."
 )
 LATE = N_(
