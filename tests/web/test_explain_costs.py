@@ -44,6 +44,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     class Recording:
         def Process(self, *args: Any, **kwargs: Any) -> Any:
             process = real.Process(*args, **kwargs)
+            process.given = kwargs["args"]  # start() forgets them
             processes.append(process)
             return process
 
@@ -61,7 +62,8 @@ def test_a_job_runs_in_a_process_of_its_own_that_ends_with_it(tmp_path: Path, ma
     assert r.json()["ranks"][0]["compute"] == pytest.approx(35e-6)
     assert len(made) == 1
     assert made[0].exitcode == 0  # it ended: all it held was given back with it
-    assert not list(Path(explain_page.tempfile.gettempdir()).glob("dpscale-explain-*/0"))  # no copy left
+    folder = made[0].given[0]  # the job's own folder: gone with its copies
+    assert not Path(folder).exists()
 
 
 def test_a_job_past_its_time_is_stopped_and_answered_503(
