@@ -298,3 +298,21 @@ def test_the_command_line_says_a_limit_in_one_line_and_exits_2(
     assert err.count("\n") == 1
     assert "kernels.json" in err
     assert "at most 1000 timed events" in err
+
+
+@pytest.mark.parametrize(("chunk", "batch_size"), [(7, 1), (64, 16), (4096, 2**16), (2**20, 2**16)])
+def test_what_python_cannot_decode_is_stepped_over_wherever_the_chunks_end(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, batch_size: int
+) -> None:
+    monkeypatch.setattr(stream, "CHUNK", chunk)
+    monkeypatch.setattr(stream, "BATCH", batch_size)
+    good = [{"ph": "X", "name": "a},{b", "ts": i, "dur": [1, {"x": "]"}]} for i in range(3)]
+    digits = '{"ph": "X", "ts": ' + "7" * 4400 + ', "name": "}]"}'
+    deep = '{"args": ' + "[" * 1500 + '"]}"' + "]" * 1500 + ', "ts": -12.5e3}'
+    parts = [json.dumps(good[0]), digits, json.dumps(good[1]), deep, "-" + "1" * 4400, json.dumps(good[2])]
+    text = '{"schemaVersion": ' + "9" * 4400 + ', "traceEvents": [\n ' + ",\n ".join(parts) + '], "x": 1}'
+    kept: list[tuple[str, Any]] = []
+    found = [e for batch in stream.events(io.StringIO(text), 10**7, lambda k, v: kept.append((k, v))) for e in batch]
+    unreadable = stream.UNREADABLE
+    assert found == [good[0], unreadable, good[1], unreadable, unreadable, good[2]]
+    assert kept == [("schemaVersion", unreadable), ("traceEvents", None), ("x", 1)]
