@@ -5,7 +5,9 @@ as a stream into its steps and the unions of its compute and communication inter
 (:mod:`~dpscale.explain.reading`, :mod:`~dpscale.explain.stream`); the breakdown per rank and
 step, the slowest rank, the efficiency the run implies, the calibration for ``predict`` and the
 levers follow (:mod:`~dpscale.explain.breakdown`), by interval arithmetic
-(:mod:`~dpscale.explain.intervals`).
+(:mod:`~dpscale.explain.intervals`). What a file may hold, and what the files a server is sent
+at once may hold together, is bounded (:mod:`~dpscale.explain.limits`); a server explains them
+in a process of its own (:mod:`~dpscale.explain.job`).
 """
 
 from __future__ import annotations
