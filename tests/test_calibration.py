@@ -43,11 +43,13 @@ def test_one_measurement_is_given_back_and_the_priors_stay() -> None:
 
 
 def test_several_measurements_are_given_back() -> None:
-    # cv, the share and the interference all lower E as nodes are added: together they give the series back
+    # cv, the share and the interference all lower E as nodes are added: together they give the series back,
+    # within half a measurement's spread (3 %): a ring's bus bandwidth no longer falls with the node count, so
+    # the series says less of the share and the priors keep a part of their say (1.3 % at 256 devices).
     measured = synthetic(cv=0.10, share=0.5)
     fit = calibrate(measured, BERT, DGX_A100)
     for m, back in zip(measured, fit.given_back, strict=True):
-        assert_close(back, m.throughput, rel=0.01)
+        assert_close(back, m.throughput, rel=0.015)
     assert fit.values["jitter"] > uncertainty.PRIORS["jitter"].median  # moved towards the truth
 
 

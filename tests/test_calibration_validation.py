@@ -29,7 +29,7 @@ def test_the_calibrated_model_is_closer_than_the_constant_efficiency() -> None:
     model = mean_absolute([r.error_points for r in rows()])
     constant = mean_absolute([r.baseline_points for r in rows()])
     assert model < 0.75 * constant, (model, constant)
-    assert model < 5.0  # today 4.2: a drift past this fails
+    assert model < 5.0  # today 4.4 (4.2 before the collectives were priced as NCCL runs them): a drift past this fails
 
 
 def test_the_interval_holds_most_measurements() -> None:

@@ -6,7 +6,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import InvalidInput
-from dpscale.predict.collectives import Link, all_reduce_time, busbw, hierarchical, ring, tree
+from dpscale.predict.collectives import (
+    TREE_SHARE,
+    Link,
+    all_gather_time,
+    all_reduce_time,
+    bus_bandwidth,
+    busbw,
+    hierarchical,
+    reduce_scatter_time,
+    ring,
+    tree,
+)
+from dpscale.predict.presets import link
 
 NVLINK3 = Link(300e9, 3e-6, 0.85)  # per-GPU NVLink 3 bandwidth per direction (A100 SXM)
 IB_HDR_X4 = Link(100e9, 10e-6, 0.9)  # 4 × 200 Gb/s HDR InfiniBand per node
@@ -29,19 +41,32 @@ def test_one_rank_costs_nothing() -> None:
 
 def test_tree_latency_grows_with_log_n_and_ring_with_n() -> None:
     tiny = 8.0  # bytes: latency-bound
-    link = Link(1e9, 1e-5)
-    assert tree(tiny, 1024, link) == pytest.approx(2 * 10 * 1e-5 + 2 * tiny / 1e9)
-    assert ring(tiny, 1024, link) == pytest.approx(2 * 1023 * 1e-5 + 2 * 1023 / 1024 * tiny / 1e9)
-    assert tree(tiny, 1024, link) < ring(tiny, 1024, link)
-    big = 1e11  # bandwidth-bound: the ring sends 2(n−1)/n·S, the tree 2·S
-    assert ring(big, 1024, link) < tree(big, 1024, link)
+    one = Link(1e9, 1e-5)
+    assert tree(tiny, 1024, one) == pytest.approx(2 * 10 * 1e-5 + 2 * tiny / (TREE_SHARE * 1e9))
+    assert ring(tiny, 1024, one) == pytest.approx(2 * 1023 * 1e-5 + 2 * 1023 / 1024 * tiny / 1e9)
+    assert tree(tiny, 1024, one) < ring(tiny, 1024, one)
+    big = 1e11  # bandwidth-bound: the ring sends 2(n−1)/n·S, the tree 2·S at 92 % of the channels' bandwidth
+    assert ring(big, 1024, one) < tree(big, 1024, one)
+
+
+def test_latency_counted_per_tier_as_nccls_tuning_model_counts_it() -> None:
+    # src/graph/tuning.cc: a ring all-reduce's 2(n−1) steps, 2N of them across the network when N > 1;
+    # a tree's 2·((g−1)·intra + log₂ N·inter); a reduce-scatter's or all-gather's n−1, N−1 across.
+    intra, inter = Link(1e20, 1e-6), Link(1e20, 1e-5)  # bandwidths that cost nothing: latency alone
+    ring_time = all_reduce_time(0, 32, intra=intra, inter=inter, per_node=8, algorithm="ring")
+    assert ring_time == pytest.approx((2 * 31 - 2 * 4) * 1e-6 + 2 * 4 * 1e-5)
+    tree_time = all_reduce_time(0, 32, intra=intra, inter=inter, per_node=8, algorithm="tree")
+    assert tree_time == pytest.approx(2 * (7 * 1e-6 + 2 * 1e-5))
+    for gather in (reduce_scatter_time, all_gather_time):
+        assert gather(0, 32, intra=intra, inter=inter, per_node=8) == pytest.approx((31 - 3) * 1e-6 + 3 * 1e-5)
+    # in one node the tree is a chain, as slow to start as the ring: never chosen there
+    assert all_reduce_time(0, 8, intra=intra, algorithm="tree") == pytest.approx(2 * 7 * 1e-6)
 
 
 @given(size=sizes, n=st.integers(1, 4096))
-def test_auto_is_the_fastest(size: float, n: int) -> None:
+def test_auto_is_the_fastest_of_what_nccl_runs(size: float, n: int) -> None:
     times = [
-        all_reduce_time(size, n, intra=NVLINK3, inter=IB_HDR_X4, per_node=8, algorithm=a)
-        for a in ("ring", "tree", "hierarchical")
+        all_reduce_time(size, n, intra=NVLINK3, inter=IB_HDR_X4, per_node=8, algorithm=a) for a in ("ring", "tree")
     ]
     auto = all_reduce_time(size, n, intra=NVLINK3, inter=IB_HDR_X4, per_node=8)
     assert auto == pytest.approx(min(times))
@@ -51,10 +76,31 @@ def test_hierarchical_within_one_node_is_the_intra_ring() -> None:
     assert hierarchical(1e8, 8, 8, NVLINK3, IB_HDR_X4) == pytest.approx(ring(1e8, 8, NVLINK3))
 
 
-def test_hierarchical_beats_a_flat_ring_across_nodes() -> None:
+def test_nccls_ring_beats_the_hierarchical_form_across_nodes() -> None:
+    # The ring's channels keep most hops on NVLink and cross each node boundary once: its bytes move
+    # at the slower side's rate, where the hierarchical form pays the node's and the network's in turn.
     flat = all_reduce_time(102.4e6, 64, intra=NVLINK3, inter=IB_HDR_X4, per_node=8, algorithm="ring")
     tiered = all_reduce_time(102.4e6, 64, intra=NVLINK3, inter=IB_HDR_X4, per_node=8, algorithm="hierarchical")
-    assert tiered < flat
+    assert flat < tiered
+
+
+@pytest.mark.parametrize(("intra", "card"), [("nvlink4", "ib-hdr"), ("nvlink3", "ib-hdr"), ("nvlink4", "ib-ndr")])
+def test_a_rings_bus_bandwidth_across_nodes_is_the_nodes_network_flat_with_the_node_count(
+    intra: str, card: str
+) -> None:
+    # nccl-tests' busbw is defined to stay flat with n (doc/PERFORMANCE.md), and NCCL's rings reach the
+    # node's whole network (8 cards side by side), not one card's share of it.
+    node, network = link("intra", intra), link("inter", card, nics=8)
+    size = 8 * 2**30
+    found = [
+        float(busbw(size, all_reduce_time(size, n, intra=node, inter=network, per_node=8), n))
+        for n in (16, 32, 64, 128)
+    ]
+    assert max(found) <= 1.15 * min(found)
+    assert min(found) >= 0.5 * network.bandwidth  # at least half the node's network line rate
+    slower = min(node.bandwidth * node.efficiency, network.bandwidth * network.efficiency)
+    assert float(bus_bandwidth(64, intra=node, inter=network, per_node=8)) == pytest.approx(slower)
+    assert found[-1] == pytest.approx(slower, rel=0.03)  # less the latency of 2(n−1) steps
 
 
 @given(size=sizes, n=ranks)

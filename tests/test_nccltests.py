@@ -151,7 +151,8 @@ def test_tiers_come_from_the_runs_that_measured_them() -> None:
     # busbw of a ring is the per-rank link rate: the fitted intra bandwidth is near the plateau's busbw.
     plateau = max(r.busbw for r in read_log(ONE_NODE).rows)
     assert 0.9 * plateau < one.intra.bandwidth < 1.4 * plateau  # type: ignore[union-attr]
-    assert 1e-6 < one.intra.latency < 13e-6  # type: ignore[union-attr]
+    # α counted by the steps of the algorithm that runs: in a node the ring's 2(n−1) = 14 (13.1–13.6 µs in all)
+    assert 0.5e-6 < one.intra.latency < 14e-6 / 14  # type: ignore[union-attr]
     every = profile_of(ONE_NODE, TWO_NODES, RS, AG)
     assert set(every.collectives) == {"all_reduce", "reduce_scatter", "all_gather"}
     assert every.collectives["reduce_scatter"][1] is None
@@ -437,6 +438,8 @@ def test_a_run_across_nodes_alone_gives_the_network_tier_only() -> None:
     assert alone.inter is not None
     with_node = profile_of(ONE_NODE, TWO_NODES).inter
     assert with_node is not None
-    assert alone.inter.bandwidth < with_node.bandwidth  # the node's share of the time now sits on the network
+    # a ring's bytes across nodes move at the slower of the node's links and its network: the network here
+    assert alone.inter.bandwidth == pytest.approx(with_node.bandwidth, rel=0.01)
+    assert alone.inter.latency > with_node.latency  # the node's steps' latency now sits on the network
     (check,) = import_logs([read_log(TWO_NODES)]).checks
     assert check.largest[2] == pytest.approx(check.largest[1], rel=0.03)

@@ -26,13 +26,13 @@ TOLERANCE: dict[Row, int] = {
     ("S1", "ResNet-50v1.5", "AMP", 8, "NVSwitch (NVLink3)"): 13,  # +11.8
     ("S1", "ResNet-50v1.5", "FP32", 8, "NVLink2 hybrid cube-mesh"): 3,  # -1.2
     ("S1", "ResNet-50v1.5", "AMP", 8, "NVLink2 hybrid cube-mesh"): 11,  # +9.2
-    ("S9", "ResNet-50", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 3,  # +1.5
-    ("S9", "ResNet-101", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 6,  # +4.5
-    ("S9", "ResNeXt101-32x8d", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 5,  # +3.1
-    ("S10", "ResNet-50v1.5", "FP32", 32, "NVLink2 + 1x100Gb InfiniBand"): 2,  # +1.0
-    ("S10", "ResNet-50v1.5", "AMP", 32, "NVLink2 + 1x100Gb InfiniBand"): 7,  # +6.0
-    ("S10", "BERT-base", "FP32", 16, "NVLink2 + 1x100Gb InfiniBand"): 18,  # +16.1
-    ("S10", "BERT-base", "FP16", 32, "NVLink2 + 1x100Gb InfiniBand"): 28,  # +26.7
+    ("S9", "ResNet-50", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 3,  # +1.3
+    ("S9", "ResNet-101", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 6,  # +4.4
+    ("S9", "ResNeXt101-32x8d", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 4,  # +3.0
+    ("S10", "ResNet-50v1.5", "FP32", 32, "NVLink2 + 1x100Gb InfiniBand"): 2,  # +0.8
+    ("S10", "ResNet-50v1.5", "AMP", 32, "NVLink2 + 1x100Gb InfiniBand"): 7,  # +5.7
+    ("S10", "BERT-base", "FP32", 16, "NVLink2 + 1x100Gb InfiniBand"): 17,  # +15.4
+    ("S10", "BERT-base", "FP16", 32, "NVLink2 + 1x100Gb InfiniBand"): 28,  # +26.2
 }
 
 

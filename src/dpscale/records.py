@@ -23,6 +23,7 @@ from dpscale.errors import N_, InvalidInput, MissingInput
 __all__ = [
     "JSON_TYPE",
     "AllReduceTiming",
+    "MeasuredRun",
     "Measurement",
     "NetworkProfile",
     "ProbedLink",
@@ -293,6 +294,60 @@ class AllReduceTiming:
         return cls(_integer(data, "bytes"), *(_number(data, key) for key in ("seconds", "algbw", "busbw")))
 
 
+COLLECTIVE_NAMES = ("all_reduce", "reduce_scatter", "all_gather")
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredRun:
+    """One nccl-tests run as a profile keeps it: the collective, its shape, and its time at each size.
+
+    ``sizes`` holds (bytes, seconds) in increasing size, each the median of the times the run
+    printed for that size (its out-of-place and in-place halves). ``dpscale predict`` gives these
+    times back where it prices that collective at that shape, and fits the network to them again
+    when the node's links it is given differ from those the profile was fitted with.
+    """
+
+    name: str
+    collective: str
+    ranks: int
+    hosts: int
+    devices_per_host: int
+    sizes: tuple[tuple[int, float], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "collective": self.collective,
+            "ranks": self.ranks,
+            "hosts": self.hosts,
+            "devices_per_host": self.devices_per_host,
+            "sizes": [[size, seconds] for size, seconds in self.sizes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MeasuredRun:
+        """A run from its JSON object; MissingInput or InvalidInput names the first key missing or wrong."""
+        collective = _string(data, "collective")
+        if collective not in COLLECTIVE_NAMES:
+            raise InvalidInput("collective", collective, N_("all_reduce, reduce_scatter or all_gather"))
+        shape = {key: _integer(data, key) for key in ("ranks", "hosts", "devices_per_host")}
+        if not (1 <= shape["hosts"] <= shape["ranks"] and shape["devices_per_host"] >= 1):
+            raise InvalidInput("hosts", shape["hosts"], N_("from 1 host to one host per rank"))
+        rows = _given(data, "sizes", "array")
+        if not isinstance(rows, list) or not rows:
+            raise InvalidInput("sizes", rows, JSON_TYPE, params={"type": "array"})
+        sizes = []
+        for row in rows:
+            size = row[0] if isinstance(row, list) and len(row) == 2 else None
+            seconds = json_number(row[1]) if isinstance(row, list) and len(row) == 2 else None
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not (seconds and seconds > 0):
+                raise InvalidInput("sizes", row, N_("[bytes, seconds] pairs: a whole number and a time above 0"))
+            if not math.isfinite(seconds):
+                raise InvalidInput("sizes", row, N_("[bytes, seconds] pairs: a whole number and a time above 0"))
+            sizes.append((size, seconds))
+        return cls(_string(data, "name"), collective, sizes=tuple(sorted(sizes)), **shape)
+
+
 @dataclass(frozen=True)
 class NetworkProfile:
     """What ``dpscale probe`` measured (or ``probe --import`` read from nccl-tests): the all-reduce
@@ -300,8 +355,9 @@ class NetworkProfile:
 
     A profile from nccl-tests also says so (``source``), names the GPU, and keeps each
     collective's own tiers (``collectives``: ``all_reduce``, ``reduce_scatter``, ``all_gather``,
-    each an (intra, inter) pair); ``intra`` and ``inter`` are then the all-reduce's. These keys
-    are written only when known, so a profile of ``dpscale probe`` reads as it always did.
+    each an (intra, inter) pair); ``intra`` and ``inter`` are then the all-reduce's, and ``runs``
+    every run it was fitted to, as measured (:class:`MeasuredRun`). These keys are written only
+    when known, so a profile of ``dpscale probe`` reads as it always did.
     """
 
     world_size: int
@@ -317,6 +373,7 @@ class NetworkProfile:
     source: str | None = None
     device_name: str | None = None
     collectives: Mapping[str, tuple[ProbedLink | None, ProbedLink | None]] = field(default_factory=dict)
+    runs: tuple[MeasuredRun, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -340,6 +397,8 @@ class NetworkProfile:
                 name: {tier: None if link is None else link.to_dict() for tier, link in zip(_TIERS, links, strict=True)}
                 for name, links in self.collectives.items()
             }
+        if self.runs:
+            out["runs"] = [run.to_dict() for run in self.runs]
         return out
 
     @classmethod
@@ -364,6 +423,7 @@ class NetworkProfile:
             sizes=tuple(AllReduceTiming.from_dict(row) for row in sizes),
             time=_string(data, "time"),
             collectives=_collectives(data.get("collectives")),
+            runs=_runs(data.get("runs")),
             **optional,
         )
 
@@ -382,6 +442,15 @@ def _collectives(data: Any) -> dict[str, tuple[ProbedLink | None, ProbedLink | N
         return None if tiers.get(key) is None else ProbedLink.from_dict(tiers[key])
 
     return {str(name): (tier(tiers, "intra"), tier(tiers, "inter")) for name, tiers in data.items()}
+
+
+def _runs(data: Any) -> tuple[MeasuredRun, ...]:
+    """A profile's ``runs`` array (absent: none, as a profile of ``dpscale probe`` has)."""
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        raise InvalidInput("runs", data, JSON_TYPE, params={"type": "array"})
+    return tuple(MeasuredRun.from_dict(run) for run in data)
 
 
 def write_profile(path: str | Path, profile: NetworkProfile) -> None:

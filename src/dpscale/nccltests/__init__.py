@@ -10,7 +10,19 @@ Neither imports torch: the logs come from a cluster, the import runs anywhere.
 
 from __future__ import annotations
 
-from dpscale.nccltests.fitting import Check, Imported, import_logs, model_time
+from dpscale.nccltests.fitting import Check, Imported, fit_runs, import_logs, model_time, runs_of
 from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log, read_text
 
-__all__ = ["COLLECTIVES", "Check", "Imported", "Log", "Row", "import_logs", "model_time", "read_log", "read_text"]
+__all__ = [
+    "COLLECTIVES",
+    "Check",
+    "Imported",
+    "Log",
+    "Row",
+    "fit_runs",
+    "import_logs",
+    "model_time",
+    "read_log",
+    "read_text",
+    "runs_of",
+]

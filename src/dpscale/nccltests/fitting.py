@@ -2,23 +2,29 @@
 
 The model is the one ``dpscale predict`` prices with (:mod:`dpscale.predict.collectives`): for
 each algorithm NCCL may choose, a time a(n)·α + c(n)·S·β, and ``auto`` takes the fastest at each
-size (``candidates`` for an all-reduce; ``gather_candidates`` for a reduce-scatter or an
-all-gather, half of a ring or hierarchical all-reduce, as NCCL runs them on rings).
+size (``candidates`` for an all-reduce: NCCL's ring and tree, whose channels cross each node
+boundary once; ``gather_candidates`` for a reduce-scatter or an all-gather, which NCCL runs on
+rings). α is counted by the steps of the algorithm the model picks at each size, per tier as
+NCCL's tuning model counts them, in the fit as in ``predict``.
 
 **NCCL's switch between algorithms with size** is left to the model, as it is when predicting:
 the fit asks that the model's own choice at each size give back the measured time. Small
 messages, where the time stays within 25 % of the smallest, fix α: for each such size the α at
-which the fastest algorithm's time equals the measured one (a tree's 2·⌈log₂ n⌉ steps where the
-model picks the tree), and α is their median. The sizes whose algbw is within 80 % of the best,
-where bytes dominate, fix β by least squares on the relative error of t = a(n)·α + c(n)·S·β for
-the algorithm the model picks there (a ring on one node, hierarchical across nodes). The two
-are refined in turn. The mid sizes between them are where NCCL's protocols (LL, LL128, Simple)
-change and where no two-parameter line holds; their error is reported, not fitted.
+which the fastest algorithm's time equals the measured one (a tree's 2·⌈log₂ N⌉ network steps
+across nodes where the model picks the tree, a ring's 2(n−1) in a node), and α is their median.
+The sizes whose algbw is within 80 % of the best, where bytes dominate, fix β by least squares on
+the relative error of t = a(n)·α + c(n)·S·β for the algorithm the model picks there (a ring). The
+two are refined in turn. The mid sizes between them are where NCCL's protocols (LL, LL128,
+Simple) change and where no two-parameter line holds; their error is reported, not fitted:
+``predict`` gives each run's own times back at its shape (:class:`~dpscale.records.MeasuredRun`).
 
 **Tiers**: a run on one host gives the intra-node link; a run across hosts gives the network
-tier, fitted with the intra-node link from the one-host run of the same collective (or of
-another) when one is given, else as if the node's own links cost nothing. Several runs of a
-tier (4 and 8 GPUs, 2 and 4 nodes) are fitted together.
+tier (the node's whole network: a ring's bus bandwidth across nodes is the slower of it and one
+GPU's links), fitted with the intra-node link from the one-host run of the same collective (or of
+another) when one is given, else as if the node's own links cost nothing; ``predict`` then
+assumes the same of them, or fits the network again to the runs with the node's links it is
+given (:func:`fit_runs`). Several runs of a tier (4 and 8 GPUs, 2 and 4 nodes) are fitted
+together.
 """
 
 from __future__ import annotations
@@ -30,14 +36,18 @@ from pathlib import PurePath
 from typing import Any
 
 from dpscale.errors import N_, InvalidInput
-from dpscale.nccltests.reading import COLLECTIVES, Log, Row
-from dpscale.records import AllReduceTiming, NetworkProfile, ProbedLink, timestamp
+from dpscale.nccltests.reading import COLLECTIVES, Log
+from dpscale.records import AllReduceTiming, MeasuredRun, NetworkProfile, ProbedLink, timestamp
 
-__all__ = ["Check", "Imported", "import_logs", "model_time"]
+__all__ = ["FREE", "Check", "Imported", "fit_runs", "import_logs", "model_time", "runs_of"]
 
 LATENCY_SPAN = 1.25  # sizes whose time is within this factor of the smallest: latency-bound
 PLATEAU = 0.8  # sizes whose algbw is at least this share of the best: bandwidth-bound
-_A1, _A2, _B1, _B2 = 1e-5, 2e-5, 1e-10, 2e-10  # two unit links: the model is affine in α and in β
+# Two unit links: the model is affine in α, and in β wherever the tier fitted is the slower one
+# (a ring's bus bandwidth across nodes is the slower of the node's links and its network), so the
+# unit bandwidths are far below any link's.
+_A1, _A2, _B1, _B2 = 1e-5, 2e-5, 1e-6, 2e-6
+FREE = (1e18, 0.0)  # bandwidth and latency of a node's own links when no one-host run says what they cost
 Terms = tuple[float, float, float, float]  # a = pa + qa·α, c = pc + qc·β for the tier being fitted
 
 
@@ -61,6 +71,19 @@ class Imported:
     checks: tuple[Check, ...]
 
 
+def runs_of(logs: Sequence[Log]) -> tuple[MeasuredRun, ...]:
+    """Each log as a profile keeps it: its shape and the median of its times at each size."""
+    out = []
+    for log in logs:
+        times: dict[int, list[float]] = {}
+        for row in log.rows:
+            times.setdefault(row.bytes, []).append(row.seconds)
+        per_host = log.devices_per_host if log.hosts > 1 else log.ranks
+        sizes = tuple((size, float(statistics.median(found))) for size, found in sorted(times.items()))
+        out.append(MeasuredRun(PurePath(log.name).name, log.collective, log.ranks, log.hosts, per_host, sizes))
+    return tuple(out)
+
+
 def _priced(collective: str, ranks: int, links: dict[str, Any]) -> list[Any]:
     """The (a, c) terms of each algorithm the model may pick for ``collective``, as ``predict`` prices it."""
     from dpscale.predict.collectives import candidates, gather_candidates
@@ -73,13 +96,14 @@ def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
     return {"intra": intra} if hosts == 1 else {"intra": intra, "inter": inter, "per_node": per_host}
 
 
-def _terms(collective: str, ranks: int, hosts: int, per_host: int, intra: Any) -> list[Terms]:
+def _terms(run: MeasuredRun, per_host: int, intra: Any) -> list[Terms]:
     """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts)."""
     from dpscale.predict.collectives import Link
 
     def priced(link: Any) -> list[Any]:
-        links = _links(link, None, 1, per_host) if hosts == 1 else _links(intra, link, hosts, per_host)
-        return _priced(collective, ranks, links)
+        g = run.ranks if run.hosts == 1 else per_host
+        links = _links(link, None, 1, g) if run.hosts == 1 else _links(intra, link, run.hosts, g)
+        return _priced(run.collective, run.ranks, links)
 
     found: list[Terms] = []
     for (a1, c1), (a2, c2) in zip(priced(Link(1 / _B1, _A1)), priced(Link(1 / _B2, _A2)), strict=True):
@@ -130,18 +154,20 @@ def _beta(points: Sequence[_Point], alpha: float) -> float | None:
     return None if best is None else best[1]
 
 
-def _fit(logs: Sequence[Log], intra: Any, per_host: int) -> ProbedLink:
+def _names(runs: Sequence[MeasuredRun]) -> str:
+    return ", ".join(run.name for run in runs)
+
+
+def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int) -> ProbedLink:
     points = [
-        _Point(row.bytes, row.seconds, terms)
-        for log in logs
-        for terms in [_terms(log.collective, log.ranks, log.hosts, per_host if log.hosts > 1 else log.ranks, intra)]
-        for row in log.rows
+        _Point(size, seconds, terms)
+        for run in runs
+        for terms in [_terms(run, per_host, intra)]
+        for size, seconds in run.sizes
     ]
     if len({p.size for p in points}) < 2:  # nccl-tests' default, -b 32M -e 32M, times one size
         raise InvalidInput(
-            "import",
-            ", ".join(PurePath(log.name).name for log in logs),
-            N_("runs over several sizes (-b and -e apart, such as -b 8 -e 1G -f 2)"),
+            "import", _names(runs), N_("runs over several sizes (-b and -e apart, such as -b 8 -e 1G -f 2)")
         )
     fastest = min(p.seconds for p in points)
     small = [p for p in points if p.seconds <= LATENCY_SPAN * fastest]
@@ -156,9 +182,13 @@ def _fit(logs: Sequence[Log], intra: Any, per_host: int) -> ProbedLink:
     if beta is None:
         raise InvalidInput(
             "import",
-            ", ".join(PurePath(log.name).name for log in logs),
+            _names(runs),
             N_("times that grow with the message size (the largest sizes must take longer than the smallest)"),
         )
+    if intra is not None:
+        # Across nodes a ring moves bytes at the slower of the node's links and its network: a run
+        # faster than the node's links allow says the network is at least as fast as they are.
+        beta = max(beta, 1 / (intra.bandwidth * intra.efficiency))
     return ProbedLink(bandwidth=1 / beta, latency=alpha)
 
 
@@ -185,54 +215,79 @@ def _link(probed: ProbedLink | None) -> Any:
     return None if probed is None else Link(probed.bandwidth, probed.latency, probed.efficiency)
 
 
-_FREE = (1e18, 0.0)  # a node's own links when no one-host run says what they cost
+Fitted = dict[str, tuple[ProbedLink | None, ProbedLink | None]]
+
+
+def _per_host(runs: Sequence[MeasuredRun]) -> int:
+    across = [run for run in runs if run.hosts > 1]
+    shapes = {run.devices_per_host for run in across}
+    if len(shapes) > 1:
+        raise InvalidInput(
+            "import",
+            ", ".join(f"{run.name}: {run.devices_per_host}" for run in across)[:80],
+            N_("runs across nodes with the same number of GPUs per node"),
+        )
+    return shapes.pop() if shapes else max(run.ranks for run in runs)
+
+
+def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None) -> Fitted:
+    """Each collective's (intra, inter) tiers fitted to ``runs`` (None where no run measured a tier).
+
+    With ``intra`` (a :class:`~dpscale.predict.collectives.Link`), the node's links are taken as
+    given for every collective, and each network tier is fitted with them: what ``predict`` does
+    when it is told the node's links a profile did not measure, or other ones.
+    """
+    if not runs:
+        raise InvalidInput("import", "", N_("one or more nccl-tests outputs"))
+    per_host = _per_host(runs)
+    fitted: dict[str, list[ProbedLink | None]] = {}
+    for collective in COLLECTIVES:
+        one = [run for run in runs if run.collective == collective and run.hosts == 1]
+        if one and intra is None:
+            fitted[collective] = [_fit(one, None, per_host), None]
+    known = next((fitted[c][0] for c in COLLECTIVES if c in fitted), None)
+    for collective in COLLECTIVES:
+        many = [run for run in runs if run.collective == collective and run.hosts > 1]
+        if not many:
+            continue
+        entry = fitted.setdefault(collective, [None, None])
+        base = entry[0] or known
+        node = intra if intra is not None else _link(base) if base is not None else _free()
+        entry[1] = _fit(many, node, per_host)
+    return {name: (entry[0], entry[1]) for name, entry in fitted.items()}
+
+
+def _free() -> Any:
+    from dpscale.predict.collectives import Link
+
+    return Link(*FREE)
 
 
 def import_logs(logs: Sequence[Log]) -> Imported:
     """The network profile of nccl-tests runs: α and β per collective and tier, and checks against each run."""
-    from dpscale.predict.collectives import Link, algbw, busbw
+    from dpscale.predict.collectives import algbw, busbw
 
     if not logs:
         raise InvalidInput("import", "", N_("one or more nccl-tests outputs"))
-    across = [log for log in logs if log.hosts > 1]
-    shapes = {log.devices_per_host for log in across}
-    if len(shapes) > 1:
-        raise InvalidInput(
-            "import",
-            ", ".join(f"{PurePath(log.name).name}: {log.devices_per_host}" for log in across)[:80],
-            N_("runs across nodes with the same number of GPUs per node"),
-        )
-    per_host = shapes.pop() if shapes else max(log.ranks for log in logs)
-    fitted: dict[str, dict[str, ProbedLink | None]] = {}
-    for collective in COLLECTIVES:
-        one = [log for log in logs if log.collective == collective and log.hosts == 1]
-        if one:
-            fitted[collective] = {"intra": _fit(one, None, per_host), "inter": None}
-    known = next((fitted[c]["intra"] for c in COLLECTIVES if c in fitted), None)
-    for collective in COLLECTIVES:
-        many = [log for log in across if log.collective == collective]
-        if not many:
-            continue
-        entry = fitted.setdefault(collective, {"intra": None, "inter": None})
-        base = entry["intra"] or known
-        intra = _link(base) if base is not None else Link(*_FREE)
-        entry["inter"] = _fit(many, intra, per_host)
+    runs = runs_of(logs)
+    per_host = _per_host(runs)
+    fitted = fit_runs(runs)
+    known = next((fitted[c][0] for c in COLLECTIVES if c in fitted and fitted[c][0] is not None), None)
     checks = []
-    for log in logs:
-        entry = fitted[log.collective]
-        base = entry["intra"] or known
-        intra = _link(base) if base is not None else Link(*_FREE)
-        inter = _link(entry["inter"])
-        g = per_host if log.hosts > 1 else log.ranks
+    for log, run in zip(logs, runs, strict=True):
+        own_intra, own_inter = fitted[run.collective]
+        base = own_intra or known
+        intra = _link(base) if base is not None else _free()
+        inter = _link(own_inter)
+        g = per_host if run.hosts > 1 else run.ranks
         ends = []
-        for row in (max(log.rows, key=lambda r: r.bytes), min(log.rows, key=lambda r: r.bytes)):
-            same = [r.seconds for r in log.rows if r.bytes == row.bytes]
-            predicted = model_time(log.collective, row.bytes, log.ranks, log.hosts, g, intra, inter)
-            ends.append((row.bytes, statistics.median(same), predicted))
-        checks.append(Check(PurePath(log.name).name, log.collective, log.ranks, log.hosts, ends[0], ends[1]))
+        for size, seconds in (run.sizes[-1], run.sizes[0]):
+            predicted = model_time(run.collective, size, run.ranks, run.hosts, g, intra, inter)
+            ends.append((size, seconds, predicted))
+        checks.append(Check(run.name, log.collective, log.ranks, log.hosts, ends[0], ends[1]))
     main = next(fitted[c] for c in COLLECTIVES if c in fitted)
     widest = max(logs, key=lambda log: (log.collective == "all_reduce", log.ranks))
-    sizes = _timings(widest.rows, widest.ranks, algbw, busbw) if widest.collective == "all_reduce" else ()
+    sizes = _timings(widest, algbw, busbw) if widest.collective == "all_reduce" else ()
     profile = NetworkProfile(
         world_size=widest.ranks,
         nodes=widest.hosts,
@@ -240,24 +295,27 @@ def import_logs(logs: Sequence[Log]) -> Imported:
         backend="nccl",
         device_type="cuda",
         torch="",
-        intra=main["intra"],
-        inter=main["inter"],
+        intra=main[0],
+        inter=main[1],
         sizes=sizes,
         time=timestamp(),
         source="nccl-tests",
         device_name=next((log.device_name for log in logs if log.device_name), None),
-        collectives={c: (v["intra"], v["inter"]) for c, v in fitted.items()},
+        collectives=dict(fitted),
+        runs=runs,
     )
     return Imported(profile, tuple(checks))
 
 
-def _timings(rows: Sequence[Row], ranks: int, algbw: Any, busbw: Any) -> tuple[AllReduceTiming, ...]:
+def _timings(log: Log, algbw: Any, busbw: Any) -> tuple[AllReduceTiming, ...]:
     """One timing per size (the out-of-place run where there is one), with nccl-tests' algbw and busbw."""
-    chosen: dict[int, Row] = {}
-    for row in rows:
+    chosen: dict[int, Any] = {}
+    for row in log.rows:
         if row.bytes not in chosen or (chosen[row.bytes].in_place and not row.in_place):
             chosen[row.bytes] = row
     return tuple(
-        AllReduceTiming(r.bytes, r.seconds, float(algbw(r.bytes, r.seconds)), float(busbw(r.bytes, r.seconds, ranks)))
+        AllReduceTiming(
+            r.bytes, r.seconds, float(algbw(r.bytes, r.seconds)), float(busbw(r.bytes, r.seconds, log.ranks))
+        )
         for r in sorted(chosen.values(), key=lambda r: r.bytes)
     )

@@ -35,7 +35,7 @@ from dpscale.predict import uncertainty
 from dpscale.predict.job import Cluster, Workload
 from dpscale.predict.model import Reference, _devices, _point, evaluator, with_interval
 from dpscale.predict.prediction import Prediction
-from dpscale.predict.uncertainty import LEVEL, MEASUREMENT_SPREAD, PRIORS, Unknown
+from dpscale.predict.uncertainty import LEVEL, MEASUREMENT_SPREAD, PRIORS, Prior, Unknown
 
 __all__ = ["Fit", "MAX_MEASUREMENTS", "calibrate", "predict_calibrated"]
 
@@ -56,9 +56,11 @@ class Fit:
     given_back: tuple[float, ...]  # the model's throughput at each measured size
     misfit: float = 1.0  # how far the measurements sit from the model, in their spreads (at least 1)
     values: dict[str, float] = field(default_factory=dict)
+    priors: Mapping[Unknown, Prior] = field(default_factory=lambda: dict(PRIORS))  # as the cluster has them
 
     def to_dict(self) -> dict[str, Any]:
         sd = np.sqrt(np.diag(self.covariance)) if self.names else np.zeros(0)
+        prior = self.priors
         return {
             "measured": [[m.devices, m.throughput] for m in self.measured],
             "given_back": list(self.given_back),
@@ -66,9 +68,9 @@ class Fit:
             "fitted": {
                 name: {
                     "value": self.values[name],
-                    "low": PRIORS[name].from_x(float(self.centre[i] - uncertainty.quantile(LEVEL) * sd[i])),
-                    "high": PRIORS[name].from_x(float(self.centre[i] + uncertainty.quantile(LEVEL) * sd[i])),
-                    "prior": {"median": PRIORS[name].median, "low": PRIORS[name].low, "high": PRIORS[name].high},
+                    "low": prior[name].from_x(float(self.centre[i] - uncertainty.quantile(LEVEL) * sd[i])),
+                    "high": prior[name].from_x(float(self.centre[i] + uncertainty.quantile(LEVEL) * sd[i])),
+                    "prior": {"median": prior[name].median, "low": prior[name].low, "high": prior[name].high},
                 }
                 for i, name in enumerate(self.names)
             },
@@ -102,13 +104,14 @@ def calibrate(
         )
     reference, others = (None, points) if speed_known else _reference(points)
     names = tuple(uncertainty.unknowns(cluster, jitter_known=jitter_known))
-    prior_x, prior_cov = uncertainty.prior_centre(names)
+    prior = uncertainty.priors(cluster)
+    prior_x, prior_cov = uncertainty.prior_centre(names, prior)
     prior_sd = np.sqrt(np.diag(prior_cov)) if names else np.zeros(0)
     sizes = _devices([m.devices for m in others]) if others else np.zeros(0, dtype=np.int64)
     observed = np.log([m.throughput for m in others]) if others else np.zeros(0)
 
     def values_of(x: Array) -> dict[str, float]:
-        return {name: PRIORS[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}
+        return {name: prior[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}
 
     def data(x: Array) -> Array:
         c = uncertainty.apply(cluster, values_of(x))
@@ -126,7 +129,7 @@ def calibrate(
 
     centre, covariance, misfit = prior_x, prior_cov, 1.0
     if others and names:
-        low, high = zip(*(PRIORS[name].x_bounds for name in names), strict=True)
+        low, high = zip(*(prior[name].x_bounds for name in names), strict=True)
         start = np.clip(prior_x, np.asarray(low) + 1e-9, np.asarray(high) - 1e-9)
         result = least_squares(residuals, start, bounds=(low, high), method="trf", x_scale=prior_sd, diff_step=1e-4)
         centre = np.asarray(result.x)
@@ -149,7 +152,7 @@ def calibrate(
     if points:
         at = _devices([m.devices for m in points])
         given_back = tuple(_point(at, workload, c, reference).actual_throughput.tolist())
-    return Fit(names, centre, covariance, reference, tuple(points), given_back, misfit, values)
+    return Fit(names, centre, covariance, reference, tuple(points), given_back, misfit, values, prior)
 
 
 def predict_calibrated(
@@ -180,7 +183,9 @@ def predict_calibrated(
     evaluate = evaluator(n, workload, cluster, fit.reference)
     at_reference = None if fit.reference is None else fit.reference.devices
     spread = uncertainty.spread_at(n, at_reference, MEASUREMENT_SPREAD * fit.misfit)
-    _, low, high = uncertainty.band(evaluate, fit.names, fit.centre, fit.covariance, level, spread=spread)
+    _, low, high = uncertainty.band(
+        evaluate, fit.names, fit.centre, fit.covariance, level, spread=spread, prior=fit.priors
+    )
     out = with_interval(point, low, high, level)
     return _noted(out, fit)
 

@@ -1,25 +1,49 @@
-"""Time of one all-reduce of S bytes over n ranks, in the α-β model, for NCCL's algorithms.
+"""Time of one collective of S bytes over n ranks, in the α-β model, as NCCL runs it.
 
-A message step costs α (latency) and each byte β = 1 / (bandwidth × achievable efficiency):
+A message step costs α (latency) and each byte β = 1 / (bandwidth × achievable efficiency). A
+cluster has two tiers: the links inside a node of g ranks (``intra``: one GPU's NVLink or PCIe
+bandwidth) and the node's network (``inter``: the bandwidth of all its cards together, ``--nics``
+× one card's); N = ⌈n/g⌉ nodes.
 
-    ring          2(n−1)·α + 2(n−1)/n · S·β
-                  reduce-scatter then all-gather around a ring; bandwidth-optimal
-                  (Patarasuk & Yuan 2009, "Bandwidth optimal all-reduce algorithms").
-    tree          2·⌈log₂ n⌉·α + 2 · S·β
-                  NCCL's pipelined double binary tree (Sanders, Speck & Träff 2009): a reduce up
-                  and a broadcast down, streamed, each half of the data on one of two trees, so
-                  every rank sends and receives about S each way; logarithmic latency.
+**Channels across nodes.** NCCL builds its rings and trees as channels, each of which enters and
+leaves every node once, and spreads the channels over the node's network cards side by side
+(NCCL's topology search, src/graph/search.cc; the tuning model, src/graph/tuning.cc, prices a
+ring by the number of channels times each one's bandwidth). So a ring across nodes moves a
+collective's bytes at the bus bandwidth the slower of the two sides allows, the node's whole
+network or one GPU's NVLink: β_bus = max(β_intra, β_inter) across nodes, β_intra in one node. That
+bus bandwidth does not fall as nodes are added, which is why nccl-tests define busbw as they do
+(doc/PERFORMANCE.md: busbw = algbw·2(n−1)/n reflects the speed of the slowest link whatever n).
+
+**Latency, counted per tier as NCCL's tuning model counts it** (ncclTopoTuneModel in
+src/graph/tuning.cc: a ring all-reduce takes nsteps = 2(n−1) steps of which 2N cross the network
+when N > 1, N−1 for a reduce-scatter or an all-gather; a tree 2·((g−1)·intra + log₂ N·inter)):
+
+    ring          (2(n−1) − 2N)·α_intra + 2N·α_inter  +  2(n−1)/n · S·β_bus
+                  reduce-scatter then all-gather around the rings; bandwidth-optimal (Patarasuk &
+                  Yuan 2009, "Bandwidth optimal all-reduce algorithms"). In one node, 2(n−1)·α_intra.
+    tree          2·((g−1)·α_intra + ⌈log₂ N⌉·α_inter)  +  2 · S·β_bus / 0.92
+                  NCCL's pipelined double binary tree across nodes (Sanders, Speck & Träff 2009),
+                  a chain inside each node: a reduce up and a broadcast down, streamed, so every
+                  rank sends and receives about S each way; latency in log N. NCCL's tuning model
+                  takes a tree's bus bandwidth as 92 % of its channels' (``busBw * .92``) and its
+                  algorithm bandwidth as half of it: hence 2·S·β_bus/0.92. In one node the tree is a
+                  chain of 2(g−1) steps, never faster than the ring.
     hierarchical  reduce-scatter in each node of g ranks, ring all-reduce of the S/g shards
                   across N nodes, all-gather in each node, each tier with its own α and β:
-                  2(g−1)·α_in + 2(g−1)/g · S·β_in  +  2(N−1)·α_out + 2(N−1)/N · S·β_node,
-                  where the node's network bandwidth (all its NICs) carries the g shards at once.
+                  2(g−1)·α_in + 2(g−1)/g · S·β_in  +  2(N−1)·α_out + 2(N−1)/N · S·β_node.
+                  Not what NCCL runs for an all-reduce (its rings already keep most hops on
+                  NVLink): an explicit choice, for a framework that runs it so.
 
-``auto`` takes the fastest for each size, as NCCL's tuner does.
+``auto`` takes the faster of ring and tree at each size, as NCCL's tuner does (it picks the
+algorithm and protocol of least modelled time); the protocols' own constants (LL, LL128, Simple)
+are left out, so the sizes where NCCL changes protocol are where the model is least close.
 
 A reduce-scatter or an all-gather of a buffer of S bytes (the whole buffer: each rank ends with,
-or starts from, S/n of it) is one half of the ring or hierarchical all-reduce above:
+or starts from, S/n of it) runs on the rings (NCCL has no tree for them):
 
-    (n−1)·α + (n−1)/n · S·β            ring (NCCL runs these two on rings, not trees)
+    (n−1 − (N−1))·α_intra + (N−1)·α_inter  +  (n−1)/n · S·β_bus
+
+and half the hierarchical all-reduce where that is asked for.
 
 nccl-tests report algbw = S / t and busbw = algbw · 2(n−1)/n for an all-reduce, algbw · (n−1)/n
 for a reduce-scatter or an all-gather: the per-link rate a ring would need, comparable with the
@@ -40,10 +64,12 @@ from dpscale.errors import N_, InvalidInput
 from dpscale.predict.defaults import ALGORITHMS, Algorithm
 
 __all__ = [
+    "TREE_SHARE",
     "Algorithm",
     "Link",
     "all_reduce_time",
     "algbw",
+    "bus_bandwidth",
     "busbw",
     "hierarchical",
     "ring",
@@ -51,6 +77,8 @@ __all__ = [
     # each algorithm's cost as a(n) + c(n)·S, and the algorithms NCCL may choose among
     "ring_terms",
     "tree_terms",
+    "tiered_ring_terms",
+    "tiered_tree_terms",
     "hierarchical_terms",
     "candidates",
     # reduce-scatter and all-gather (sharded data parallelism)
@@ -61,6 +89,7 @@ __all__ = [
 ]
 
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather"]
+TREE_SHARE = 0.92  # NCCL's tuning model: a tree's bus bandwidth is 92 % of its channels' (src/graph/tuning.cc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +120,7 @@ Affine = tuple[Any, Any]
 
 
 def ring_terms(ranks: Any, link: Link) -> Affine:
-    """Ring: a = 2(n−1)·α, c = 2(n−1)/n · β."""
+    """A ring on one tier: a = 2(n−1)·α, c = 2(n−1)/n · β."""
     n = np.asarray(ranks, dtype=np.float64)
     steps = n - 1
     per_byte = steps / n
@@ -100,10 +129,59 @@ def ring_terms(ranks: Any, link: Link) -> Affine:
 
 
 def tree_terms(ranks: Any, link: Link) -> Affine:
-    """Pipelined double binary tree: a = 2·⌈log₂ n⌉·α, c = 2·β (both 0 for one rank)."""
+    """A double binary tree over n ranks, one to a node: a = 2·⌈log₂ n⌉·α, c = 2·β/0.92 (0 for one rank)."""
     n = np.asarray(ranks, dtype=np.float64)
     steps = np.ceil(np.log2(n))
-    return 2 * link.latency * steps, np.where(n > 1, 2 * link.beta, 0.0)
+    return 2 * link.latency * steps, np.where(n > 1, 2 * link.beta / TREE_SHARE, 0.0)
+
+
+def _shape(ranks: Any, per_node: int | None, inter: Link | None) -> tuple[Any, Any, Any, int]:
+    """n, the nodes N and the ranks in a node min(n, g) (one node when there is no network), and g."""
+    n = np.asarray(ranks, dtype=np.float64)
+    if inter is None or per_node is None:
+        return n, np.ones_like(n), n, 0
+    g = _validate.whole("devices_per_node", per_node)
+    return n, np.ceil(n / g), np.minimum(n, g), g
+
+
+def _bus_beta(nodes: Any, g: int, intra: Link, inter: Link | None) -> Any:
+    """β_bus: the node's links in one node; across nodes the slower of one GPU's links and the node's network."""
+    if inter is None:
+        return intra.beta
+    own = intra.beta if g > 1 else 0.0  # one rank to a node crosses no link of its own
+    return np.where(nodes > 1, max(own, inter.beta), intra.beta)
+
+
+def bus_bandwidth(ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None) -> Any:
+    """The bus bandwidth (bytes/s) NCCL's rings reach over ``ranks`` ranks: 1/β_bus (see the module's docstring)."""
+    _, nodes, _, g = _shape(ranks, per_node, inter)
+    return 1.0 / np.asarray(_bus_beta(nodes, g, intra, inter), dtype=np.float64)
+
+
+def _steps(n: Any, nodes: Any, steps: Any, across: Any, intra: Link, inter: Link | None) -> Any:
+    if inter is None:
+        return steps * intra.latency
+    crossing = np.where(nodes > 1, np.minimum(across, steps), 0.0)
+    return (steps - crossing) * intra.latency + crossing * inter.latency
+
+
+def tiered_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
+    """NCCL's ring all-reduce: a = (2(n−1) − 2N)·α_intra + 2N·α_inter, c = 2(n−1)/n · β_bus."""
+    n, nodes, _, g = _shape(ranks, per_node, inter)
+    if inter is None:
+        return ring_terms(n, intra)
+    steps = 2 * (n - 1)
+    return _steps(n, nodes, steps, 2 * nodes, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
+
+
+def tiered_tree_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
+    """NCCL's tree all-reduce: a = 2·((g−1)·α_intra + ⌈log₂ N⌉·α_inter), c = 2·β_bus/0.92 (a chain in one node)."""
+    n, nodes, local, g = _shape(ranks, per_node, inter)
+    latency = (local - 1) * intra.latency
+    if inter is not None:
+        latency = latency + np.ceil(np.log2(nodes)) * inter.latency
+    per_byte = np.where(n > 1, 2 / TREE_SHARE * _bus_beta(nodes, g, intra, inter), 0.0)
+    return 2 * latency, per_byte
 
 
 def hierarchical_terms(ranks: Any, per_node: int, intra: Link, inter: Link) -> Affine:
@@ -122,12 +200,12 @@ def _at(terms: Affine, size: Any) -> Any:
 
 
 def ring(size: Any, ranks: Any, link: Link) -> Any:
-    """2(n−1)·α + 2(n−1)/n · S·β; 0 for one rank."""
+    """2(n−1)·α + 2(n−1)/n · S·β on one link; 0 for one rank."""
     return _at(ring_terms(ranks, link), size)
 
 
 def tree(size: Any, ranks: Any, link: Link) -> Any:
-    """2·⌈log₂ n⌉·α + 2·S·β (pipelined double binary tree); 0 for one rank."""
+    """2·⌈log₂ n⌉·α + 2·S·β/0.92 (a double binary tree over n ranks, one to a node); 0 for one rank."""
     return _at(tree_terms(ranks, link), size)
 
 
@@ -140,6 +218,15 @@ def hierarchical(size: Any, ranks: Any, per_node: int, intra: Link, inter: Link)
     return _at(hierarchical_terms(ranks, per_node, intra, inter), size)
 
 
+def _checked(ranks: Any, algorithm: str) -> Any:
+    if algorithm not in ALGORITHMS:
+        raise InvalidInput("algorithm", algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)})
+    n = np.asarray(ranks, dtype=np.float64)
+    if not (n.min() >= 1 and n.max() < np.inf):  # also false for NaN
+        raise InvalidInput("devices", ranks, "whole numbers of at least 1")
+    return n
+
+
 def candidates(
     ranks: Any,
     *,
@@ -148,29 +235,20 @@ def candidates(
     per_node: int | None = None,
     algorithm: Algorithm | str = "auto",
 ) -> list[Affine]:
-    """The (a, c) terms of each algorithm ``algorithm`` allows (all three for ``auto``)."""
-    if algorithm not in ALGORITHMS:
-        raise InvalidInput("algorithm", algorithm, N_("one of %(choices)s"), params={"choices": ", ".join(ALGORITHMS)})
-    n = np.asarray(ranks, dtype=np.float64)
-    if not (n.min() >= 1 and n.max() < np.inf):  # also false for NaN
-        raise InvalidInput("devices", ranks, "whole numbers of at least 1")
-    wanted = ("ring", "tree", "hierarchical") if algorithm == "auto" else (algorithm,)
+    """The (a, c) terms of each all-reduce algorithm ``algorithm`` allows (ring and tree for ``auto``).
+
+    Without ``inter`` (or ``per_node``) the ranks are in one node; hierarchical is then its ring.
+    """
+    n = _checked(ranks, algorithm)
+    wanted = ("ring", "tree") if algorithm == "auto" else (algorithm,)
     out: list[Affine] = []
-    if inter is None or per_node is None:
-        for name in wanted:  # one node: hierarchical is the intra-node ring
-            out.append(tree_terms(n, intra) if name == "tree" else ring_terms(n, intra))
-        return out
-    g = _validate.whole("devices_per_node", per_node)
-    # Flat algorithms across nodes: every rank's traffic goes through its share of the NICs.
-    shared = Link(inter.bandwidth / g, inter.latency, inter.efficiency)
-    multi = n > g
     for name in wanted:
-        if name == "hierarchical":
-            out.append(hierarchical_terms(n, g, intra, inter))
+        if name == "tree":
+            out.append(tiered_tree_terms(n, per_node, intra, inter))
+        elif name == "hierarchical" and inter is not None and per_node is not None:
+            out.append(hierarchical_terms(n, per_node, intra, inter))
         else:
-            terms = tree_terms if name == "tree" else ring_terms
-            (a1, c1), (a2, c2) = terms(n, shared), terms(n, intra)
-            out.append((np.where(multi, a1, a2), np.where(multi, c1, c2)))
+            out.append(tiered_ring_terms(n, per_node, intra, inter))
     return out
 
 
@@ -185,11 +263,20 @@ def all_reduce_time(
 ) -> Any:
     """Seconds for one all-reduce of ``size`` bytes over ``ranks`` ranks.
 
-    On one node (``inter`` None, or n ≤ per_node) ring and tree run on the intra-node link; across
-    nodes they run on the slowest tier, the per-rank share of the node's network, and hierarchical
-    uses both tiers. ``auto`` is the fastest of the three at each size.
+    On one node (``inter`` None, or n ≤ per_node) ring and tree run on the intra-node links; across
+    nodes on channels that each cross every node boundary once (see the module's docstring), and
+    hierarchical uses both tiers in turn. ``auto`` is the faster of ring and tree at each size.
     """
     return _fastest(candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm), size)
+
+
+def gather_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
+    """NCCL's ring reduce-scatter or all-gather: a = (n−1 − (N−1))·α_intra + (N−1)·α_inter, c = (n−1)/n · β_bus."""
+    n, nodes, _, g = _shape(ranks, per_node, inter)
+    steps = n - 1
+    if inter is None:
+        return steps * intra.latency, steps / n * intra.beta
+    return _steps(n, nodes, steps, nodes - 1, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
 
 
 def gather_candidates(
@@ -200,17 +287,16 @@ def gather_candidates(
     per_node: int | None = None,
     algorithm: Algorithm | str = "auto",
 ) -> list[Affine]:
-    """The (a, c) terms of a reduce-scatter or an all-gather: half of a ring's or a hierarchical all-reduce's.
+    """The (a, c) terms of a reduce-scatter or an all-gather.
 
-    NCCL runs both on rings, so ``tree`` (and ``auto``) price the ring and, across nodes, the
-    hierarchical form; ``auto`` then takes the faster at each size.
+    NCCL runs both on rings, so ``auto``, ``ring`` and ``tree`` price the ring; ``hierarchical``
+    half of the hierarchical all-reduce (in the node, then across nodes).
     """
-    names = ("ring", "hierarchical") if algorithm in ("auto", "tree") else (algorithm,)
-    out: list[Affine] = []
-    for name in names:
-        (a, c), *_ = candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=name)
-        out.append((a / 2, c / 2))
-    return out
+    n = _checked(ranks, algorithm)
+    if algorithm == "hierarchical" and inter is not None and per_node is not None:
+        a, c = hierarchical_terms(n, per_node, intra, inter)
+        return [(a / 2, c / 2)]
+    return [gather_ring_terms(n, per_node, intra, inter)]
 
 
 def _fastest(found: list[Affine], size: Any) -> Any:
@@ -221,17 +307,31 @@ def _fastest(found: list[Affine], size: Any) -> Any:
 
 
 def reduce_scatter_time(
-    size: Any, ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None
+    size: Any,
+    ranks: Any,
+    *,
+    intra: Link,
+    inter: Link | None = None,
+    per_node: int | None = None,
+    algorithm: Algorithm | str = "auto",
 ) -> Any:
     """Seconds for one reduce-scatter of a ``size``-byte buffer over ``ranks`` ranks (each keeps size/n)."""
-    return _fastest(gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node), size)
+    found = gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
+    return _fastest(found, size)
 
 
 def all_gather_time(
-    size: Any, ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None
+    size: Any,
+    ranks: Any,
+    *,
+    intra: Link,
+    inter: Link | None = None,
+    per_node: int | None = None,
+    algorithm: Algorithm | str = "auto",
 ) -> Any:
     """Seconds for one all-gather into a ``size``-byte buffer over ``ranks`` ranks (each gives size/n)."""
-    return _fastest(gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node), size)
+    found = gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
+    return _fastest(found, size)
 
 
 def algbw(size: Any, seconds: Any) -> Any:

@@ -101,11 +101,17 @@ def build(values: Values) -> Request:
     inter = presets.resolve_link(
         "inter", v["inter"], v["inter_bandwidth"], v["inter_latency"], v["inter_efficiency"], nics=v["nics"]
     )
+    typed = {
+        tier: "preset" if v[tier] is not None else "typed"
+        for tier, link in (("intra", intra), ("inter", inter))
+        if link is not None
+    }
     per_node = v["devices_per_node"]
     collectives: tuple[Any, ...] = ()
     described = None
+    settled = None
     if v["nccl_log"] is not None:  # what the log measured replaces the presets; the tiers it did not measure stay
-        from dpscale.predict.network import from_log
+        from dpscale.predict.network import from_log, settle
 
         try:
             found = from_log(v["nccl_log"])
@@ -113,19 +119,21 @@ def build(values: Values) -> Request:
             log = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
             shown = f"{log.collective}, {log.ranks} ranks on {log.hosts} hosts"
             raise exc.as_given("nccl_log", shown) if exc.field == "import" else exc from None
-        intra, inter = found.intra or intra or found.inter, found.inter or inter  # as --network does
         per_node = per_node or found.devices_per_node
-        collectives, described = found.collectives, found.described
-    if v["network"] is not None:
-        measured_intra, measured_inter, measured_per_node, collectives = presets.profile_links(v["network"])
-        # a link given as well wins over the profile's, for every collective
-        collectives = tuple(
-            (name, None if intra else own_intra, None if inter else own_inter)
-            for name, own_intra, own_inter in collectives
+        described = found.described
+        settled = settle(found, intra, inter, typed, measured_wins=True)
+    if v["network"] is not None:  # a link given as well wins over the profile's, for every collective
+        from dpscale.predict.network import Network, settle
+
+        profile = presets.read_profile(v["network"])
+        per_node = per_node or profile.devices_per_node
+        kept = Network(
+            profile.intra, profile.inter, profile.devices_per_node, profile.collectives, profile.runs, profile.source
         )
-        intra = intra or measured_intra or (measured_inter if measured_intra is None else None)
-        inter = inter or measured_inter
-        per_node = per_node or measured_per_node
+        settled = settle(kept, intra, inter, typed, measured_wins=False)
+    sources: tuple[tuple[str, str], ...] = tuple(typed.items())
+    if settled is not None:
+        intra, inter, collectives, sources = settled.intra, settled.inter, settled.collectives, settled.sources
     if intra is None:
         raise MissingInput(
             "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
@@ -174,7 +182,12 @@ def build(values: Values) -> Request:
         shard_group=v["shard_group"],
         device_memory=v["device_memory"],
         collectives=collectives,
+        sources=sources,
     )
+    if settled is not None and settled.runs:
+        from dpscale.predict.network import given_back
+
+        cluster = given_back(cluster, settled.runs, settled.source)
     traced = None
     speed_known = v["per_device_throughput"] is not None
     if run is not None:

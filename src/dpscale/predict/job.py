@@ -25,6 +25,7 @@ from dpscale.predict.defaults import (
     Optimizer,
     Sharding,
 )
+from dpscale.predict.pricing import Measured
 
 __all__ = ["Cluster", "Reference", "Workload", "assumptions"]
 
@@ -101,9 +102,18 @@ class Cluster:
     # Links a profile measured for one collective apart (nccl-tests' reduce_scatter_perf, all_gather_perf):
     # (collective, intra, inter), None where that collective's run did not measure the tier.
     collectives: tuple[tuple[Collective, Link | None, Link | None], ...] = ()
+    # Shapes an nccl-tests run (or a probe) measured: priced as measured there (dpscale.predict.pricing).
+    measured: tuple[Measured, ...] = ()
+    # What the job's own traffic reaches of the network's bandwidth where no run measured it: 1 as
+    # given; an interval or a calibration moves it (dpscale.predict.uncertainty).
+    network_share: float = 1.0
+    # Where each tier's figures came from: (tier, "preset", "typed", "probe", "nccl-tests log" or
+    # "assumed"), as the prediction's assumptions state it; empty when the links were given in Python.
+    sources: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         _validate.whole("devices_per_node", self.devices_per_node)
+        _validate.positive("network_share", self.network_share)
         if self.sharding not in SHARDINGS:
             raise InvalidInput(
                 "sharding", self.sharding, N_("one of %(choices)s"), params={"choices": ", ".join(SHARDINGS)}
@@ -162,8 +172,14 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
         )
 
     own = {name: {"intra": link(intra), "inter": link(inter)} for name, intra, inter in c.collectives}
+    given_back = [
+        {"collective": m.collective, "ranks": m.ranks, "nodes": m.nodes, "source": m.source} for m in c.measured
+    ]
     return {
         **({"collectives": own} if own else {}),  # each collective's own links, where a profile measured them apart
+        **({"sources": dict(c.sources)} if c.sources else {}),  # where each tier's figures came from
+        # the shapes a run measured, whose collectives take the measured times there
+        **({"given_back": given_back} if given_back else {}),
         "sharding": c.sharding,
         "shard_group": (c.shard_group or c.devices_per_node) if c.sharding == "hybrid" else None,
         "gradient_bytes": gradient,
@@ -192,6 +208,12 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
             "compute_speed": w.per_device_throughput,
         },
         "not_modelled": ("the input pipeline (no input_throughput given), " if w.input_throughput is None else "")
+        + (
+            "the node's own links (no one-host run measured them and none were given: taken as costing nothing, "
+            "as the network's fit took them), "
+            if dict(c.sources).get("intra") == "assumed"
+            else ""
+        )
         + "host contention, "
         + ("compute slowed by concurrent NCCL kernels (interference 0), " if not c.interference else "")
         + "power and clock limits when every device of a node runs",

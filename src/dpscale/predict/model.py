@@ -48,9 +48,9 @@ import numpy.typing as npt
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
+from dpscale.predict import pricing, uncertainty
 from dpscale.predict import sharding as sharded
-from dpscale.predict import uncertainty
-from dpscale.predict.collectives import Link, candidates
+from dpscale.predict.collectives import Link
 from dpscale.predict.defaults import BACKWARD_SHARE, Sharding
 from dpscale.predict.job import Cluster, Reference, Workload, assumptions
 from dpscale.predict.prediction import Memory, Prediction
@@ -105,11 +105,10 @@ def step_terms(
     compute = micro if np.all(np.equal(accumulation, 1)) else np.multiply(accumulation, micro)
     wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
     buckets = np.maximum(1.0, np.ceil(np.divide(gradient_bytes, cluster.bucket_bytes)))
-    intra, inter = cluster.links("all_reduce")
-    per_node = cluster.devices_per_node if inter is not None else None
-    found = candidates(n, intra=intra, inter=inter, per_node=per_node, algorithm=cluster.algorithm)
+    found = pricing.terms(cluster, "all_reduce", n)
+    measured = pricing.measured_shapes(cluster, "all_reduce")
     # a + c·S per bucket of S = G/buckets; all of them: buckets·a + c·G. auto takes the fastest per bucket.
-    if len(found) == 1 and not cluster.overlap:
+    if len(found) == 1 and not cluster.overlap and not measured:
         a, c = found[0]
         communication = buckets * a
         communication += c * gradient_bytes
@@ -119,6 +118,8 @@ def step_terms(
         per_bucket = found[0][0] + found[0][1] * bucket_size
         for a, c in found[1:]:
             np.minimum(per_bucket, a + c * bucket_size, out=per_bucket)
+        if measured:  # a shape a run measured: its own times
+            per_bucket = pricing.given_back(cluster, "all_reduce", n, bucket_size, per_bucket)
         communication = per_bucket * buckets
         exposed = sharded.exposed(per_bucket, buckets, BACKWARD_SHARE * micro, cluster.overlap)
     return compute, communication, exposed, wait
@@ -218,10 +219,11 @@ def predict(
     n = _devices(devices)
     point = _point(n, workload, cluster, reference)
     names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
-    centre, covariance = uncertainty.prior_centre(names)
+    prior = uncertainty.priors(cluster)
+    centre, covariance = uncertainty.prior_centre(names, prior)
     evaluate = evaluator(n, workload, cluster, reference)
     spread = uncertainty.spread_at(n, None if reference is None else reference.devices)
-    _, low, high = uncertainty.band(evaluate, names, centre, covariance, level, spread=spread)
+    _, low, high = uncertainty.band(evaluate, names, centre, covariance, level, spread=spread, prior=prior)
     # the prediction as given need not sit at the priors' medians: the interval holds it too
     return with_interval(point, np.minimum(low, point.efficiency), np.maximum(high, point.efficiency), level)
 

@@ -1,48 +1,69 @@
-"""The links an nccl-tests log measured, as the model takes them: the network behind ``nccl_log``.
+"""The network a prediction runs on, where a measurement says it: an nccl-tests log or a profile.
 
 A page or a request sends the log's text (never a path on the server); it is read by
 :func:`dpscale.nccltests.read_text` and fitted by :func:`dpscale.nccltests.import_logs`, as
 ``dpscale probe --import`` does, into the profile ``predict --network`` reads: α and β per tier,
-and per collective where the run was of a reduce-scatter or an all-gather. What the prediction
-then states of it (:attr:`Measured.described`) says which run it came from.
+and per collective where the run was of a reduce-scatter or an all-gather, with the runs
+themselves. What the prediction then states of it (:attr:`Network.described`) says which run it
+came from.
+
+:func:`settle` makes one cluster's links of what was measured and what was typed, the same way
+for a log and for a profile:
+
+- each tier comes from one place, and the prediction's assumptions say which (``sources``: a
+  preset, a bandwidth typed, a probe, an nccl-tests log, or assumed);
+- **the node's links are what the network was fitted with.** A run across hosts alone does not
+  say what a node's own links cost, so the fit takes them as costing nothing; ``predict`` then
+  takes them so too, and says so. Given the node's links otherwise (a preset typed, another
+  measurement), the network tier is fitted again to the same runs with them, so the runs are
+  still given back and the node's cost is not counted twice;
+- **each run is given back** at its own shape (:mod:`dpscale.predict.pricing`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from dpscale.nccltests import Log
     from dpscale.predict.collectives import Collective, Link
+    from dpscale.predict.job import Cluster
+    from dpscale.records import MeasuredRun, ProbedLink
 
-__all__ = ["Measured", "from_log"]
+__all__ = ["Network", "assumed_free", "from_log", "given_back", "settle"]
+
+ASSUMED = "assumed"  # the node's links, where nothing measured them and nothing was typed: free, as fitted
 
 
 @dataclass(frozen=True)
-class Measured:
-    """The tiers a log measured (None: not measured), the devices per node, each collective's own links."""
+class Network:
+    """What a log or a profile measured: the tiers (None: not measured), each collective's own, the runs."""
 
     intra: Link | None
     inter: Link | None
     devices_per_node: int
     collectives: tuple[tuple[Collective, Link | None, Link | None], ...]
-    described: dict[str, Any]  # what the prediction's assumptions say of the log
+    runs: tuple[MeasuredRun, ...] = ()
+    source: str = "nccl-tests log"  # or "probe"
+    described: dict[str, Any] | None = None  # what the prediction's assumptions say of a log sent as text
 
 
-def from_log(log: Log) -> Measured:
-    """The network ``log`` measured: its fitted tiers, and a description of the run."""
-    from dpscale.nccltests import import_logs
+def _link(probed: ProbedLink | None) -> Link | None:
     from dpscale.predict.collectives import Link
 
+    return None if probed is None else Link(probed.bandwidth, probed.latency, probed.efficiency)
+
+
+def _own(fitted: dict[str, Any]) -> tuple[tuple[Collective, Link | None, Link | None], ...]:
+    return tuple((cast("Collective", name), _link(intra), _link(inter)) for name, (intra, inter) in fitted.items())
+
+
+def from_log(log: Log) -> Network:
+    """The network ``log`` measured: its fitted tiers, its run, and a description of the run."""
+    from dpscale.nccltests import import_logs
+
     profile = import_logs([log]).profile
-
-    def link(probed: Any) -> Link | None:
-        return None if probed is None else Link(probed.bandwidth, probed.latency, probed.efficiency)
-
-    collectives = tuple(
-        (cast("Collective", name), link(intra), link(inter)) for name, (intra, inter) in profile.collectives.items()
-    )
     described = {
         "source": "nccl-tests log",
         "collective": log.collective,
@@ -54,4 +75,90 @@ def from_log(log: Log) -> Measured:
         "intra": None if profile.intra is None else profile.intra.to_dict(),
         "inter": None if profile.inter is None else profile.inter.to_dict(),
     }
-    return Measured(link(profile.intra), link(profile.inter), profile.devices_per_node, collectives, described)
+    return Network(
+        _link(profile.intra),
+        _link(profile.inter),
+        profile.devices_per_node,
+        _own(dict(profile.collectives)),
+        profile.runs,
+        "nccl-tests log",
+        described,
+    )
+
+
+def assumed_free() -> Link:
+    """The node's links where nothing measured them: costing nothing, as the fit took them."""
+    from dpscale.nccltests.fitting import FREE
+    from dpscale.predict.collectives import Link
+
+    return Link(*FREE)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The links a prediction runs on, where each came from, and the runs it gives back."""
+
+    intra: Link | None
+    inter: Link | None
+    collectives: tuple[tuple[Collective, Link | None, Link | None], ...]
+    sources: tuple[tuple[str, str], ...]
+    runs: tuple[MeasuredRun, ...]
+    source: str
+
+
+def settle(
+    network: Network,
+    intra: Link | None,
+    inter: Link | None,
+    typed: dict[str, str],
+    *,
+    measured_wins: bool,
+) -> Settled:
+    """The links of ``network`` with those typed (``intra``, ``inter``: None where not typed).
+
+    ``typed`` says how each typed tier was given ("preset" or "typed"). Where both say a tier,
+    the measurement wins when ``measured_wins`` (a log on the page), else the typed link does, for
+    every collective (``--network`` with ``--intra``). A tier the runs measured and that is kept
+    is given back; the network tier is fitted again when the node's links differ from those it
+    was fitted with (see the module's docstring).
+    """
+    sources: dict[str, str] = {}
+    keep_intra = network.intra is not None and (measured_wins or intra is None)
+    keep_inter = network.inter is not None and (measured_wins or inter is None)
+    final_intra = network.intra if keep_intra else intra
+    final_inter = network.inter if keep_inter else inter
+    sources["intra"] = network.source if keep_intra else typed.get("intra", ASSUMED)
+    if final_inter is not None:
+        sources["inter"] = network.source if keep_inter else typed.get("inter", "typed")
+    own = tuple(
+        (name, own_intra if keep_intra else None, own_inter if keep_inter else None)
+        for name, own_intra, own_inter in network.collectives
+    )
+    runs = tuple(run for run in network.runs if (keep_intra if run.hosts == 1 else keep_inter))
+    if final_intra is None and final_inter is not None and keep_inter:
+        final_intra = assumed_free()  # what the network tier was fitted with
+    if keep_inter and not keep_intra and final_intra is not None and network.source == "nccl-tests log":
+        # the network was fitted with the node's links as free or as measured: fitted again with these
+        from dpscale.nccltests import fit_runs
+
+        across = [run for run in network.runs if run.hosts > 1]
+        if across and final_intra != assumed_free():
+            fitted = fit_runs(across, intra=final_intra)
+            own = tuple((cast("Collective", name), None, _link(tiers[1])) for name, tiers in fitted.items())
+            final_inter = next(
+                _link(fitted[name][1]) for name in ("all_reduce", "reduce_scatter", "all_gather") if name in fitted
+            )
+    own = tuple(entry for entry in own if entry[1] is not None or entry[2] is not None)
+    return Settled(final_intra, final_inter, own, tuple(sources.items()), runs, network.source)
+
+
+def given_back(cluster: Cluster, runs: tuple[MeasuredRun, ...], source: str) -> Cluster:
+    """``cluster`` with each run's shape priced as measured (:func:`dpscale.predict.pricing.measure`)."""
+    from dpscale.predict.pricing import measure
+
+    shapes = []
+    for run in runs:
+        found = measure(cluster, cast("Collective", run.collective), run.ranks, run.hosts, run.sizes, source)
+        if found is not None:
+            shapes.append(found)
+    return replace(cluster, measured=tuple(shapes)) if shapes else cluster

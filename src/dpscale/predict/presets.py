@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -12,8 +13,9 @@ from dpscale.messages import Message
 
 if TYPE_CHECKING:
     from dpscale.predict.collectives import Link
+    from dpscale.records import MeasuredRun
 
-__all__ = ["from_profile", "link", "presets", "profile_links", "resolve_link"]
+__all__ = ["Profile", "from_profile", "link", "presets", "profile_links", "read_profile", "resolve_link"]
 
 Tier = Literal["intra", "inter"]
 
@@ -87,9 +89,31 @@ def profile_links(path: str) -> tuple[Link | None, Link | None, int, tuple[tuple
     was not. The file is read within MAX_PROFILE_BYTES and decoded by :func:`dpscale._files.decode_json`:
     a binary, a huge file or JSON nested a hundred thousand deep is one error naming it.
     """
+    found = read_profile(path)
+    return found.intra, found.inter, found.devices_per_node, found.collectives
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What ``predict --network`` takes from a profile: the links it measured and the runs it measured them on.
+
+    ``runs`` are the nccl-tests runs of a profile of ``probe --import``, or the all-reduce a
+    ``dpscale probe`` timed (its ``sizes``) as one run over its world size; ``source`` says which.
+    """
+
+    intra: Link | None
+    inter: Link | None
+    devices_per_node: int
+    collectives: tuple[tuple[Any, Link | None, Link | None], ...]
+    runs: tuple[MeasuredRun, ...]
+    source: str  # "nccl-tests log" or "probe"
+
+
+def read_profile(path: str) -> Profile:
+    """The profile at ``path`` as ``predict --network`` takes it (see :func:`profile_links`)."""
     from dpscale import _files
     from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
-    from dpscale.records import ProbedLink
+    from dpscale.records import MeasuredRun, ProbedLink
 
     unreadable = N_("a readable JSON profile from dpscale probe (%(reason)s)")
     with _files.open_text(
@@ -135,4 +159,17 @@ def profile_links(path: str) -> tuple[Link | None, Link | None, int, tuple[tuple
     if not isinstance(found, dict) or not set(found) <= {"all_reduce", "reduce_scatter", "all_gather"}:
         raise InvalidInput("network", path, "a profile whose collectives are all_reduce, reduce_scatter or all_gather")
     collectives = tuple((name, tier("intra", tiers), tier("inter", tiers)) for name, tiers in found.items())
-    return tier("intra"), tier("inter"), per_node, collectives
+    try:
+        runs = tuple(MeasuredRun.from_dict(run) for run in data.get("runs") or ())
+    except InvalidInput as exc:
+        place = Message.of("%(file)s, runs %(key)s", file=path, key=exc.field)
+        raise exc.as_given(place, exc.value) from None
+    if not runs and isinstance(data.get("sizes"), list) and data["sizes"]:  # a dpscale probe's all-reduce
+        shape = {"ranks": data.get("world_size"), "hosts": data.get("nodes"), "devices_per_host": per_node}
+        timed = [[row.get("bytes"), row.get("seconds")] for row in data["sizes"] if isinstance(row, dict)]
+        try:
+            runs = (MeasuredRun.from_dict({"name": "probe", "collective": "all_reduce", **shape, "sizes": timed}),)
+        except InvalidInput:  # a profile written by hand without its sizes as a probe writes them: links only
+            runs = ()
+    source = "nccl-tests log" if data.get("source") == "nccl-tests" else "probe"
+    return Profile(tier("intra"), tier("inter"), per_node, collectives, runs, source)

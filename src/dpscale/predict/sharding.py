@@ -15,7 +15,9 @@ gradients as reduced; W = P·param_bytes, the weights as gathered):
               devices (HSDP; s = one node)    all-reduce of each G/s shard across the n/s groups
 
 Overlap, as the frameworks do it: the gradient reduction runs behind the backward pass (DDP's
-and ZeRO's buckets; FSDP reduce-scatters each layer as its gradients are ready), and the weights
+25 MiB buckets; FSDP reduce-scatters each unit's gradients as they are ready, for zero1 and zero2
+as for zero3, in ``layers`` pieces: NCCL's rings pay a latency per step that grows with the ranks,
+so pieces the size of DDP's buckets would be priced far below what FSDP runs), and the weights
 are gathered one piece ahead of the compute that needs them (FSDP's forward and backward
 prefetch, DeepSpeed's prefetch bucket), in ``layers`` pieces. A sequence of m pieces of
 communication c behind m pieces of compute t each leaves exposed
@@ -44,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpscale.predict.collectives import Collective, Link, candidates, gather_candidates
+from dpscale.predict import pricing
+from dpscale.predict.collectives import Collective, Link, candidates
 from dpscale.predict.defaults import BACKWARD_SHARE, MASTER_BYTES, OPTIMIZER_STATE_BYTES
 from dpscale.predict.prediction import Memory
 
@@ -156,20 +159,18 @@ def communication_volume(devices: Any, workload: Workload, cluster: Cluster) -> 
     return within + 2 * (replicas - 1) / replicas * k * grads / s
 
 
-def _fastest(found: list[tuple[Any, Any]], size: Any) -> Any:
-    best = found[0][0] + found[0][1] * size
-    for a, c in found[1:]:
-        best = np.minimum(best, a + c * size)
-    return best
-
-
 def _replica_link(cluster: Cluster) -> Link:
-    """The link the groups' all-reduce runs on: across nodes, each device's share of its node's network."""
+    """The link the groups' all-reduce runs on: across nodes, each device's share of its node's network.
+
+    HSDP all-reduces each of a group's g shards across the groups at once, g all-reduces side by
+    side, one rank of each node in each: they share the node's network cards.
+    """
     intra, inter = cluster.links("all_reduce")
     if inter is None:
         return intra
     g = cluster.devices_per_node
-    return Link(inter.bandwidth / g, inter.latency, inter.efficiency)
+    share = cluster.network_share
+    return Link(inter.bandwidth * share / g, inter.latency, inter.efficiency)
 
 
 def sharded_terms(
@@ -194,30 +195,31 @@ def sharded_terms(
     grads, weights = np.multiply(params, grad_bytes), np.multiply(params, param_bytes)
     s = shard_group(n, c)
 
-    def priced(collective: Collective) -> list[tuple[Any, Any]]:  # each with its own links where measured apart
-        intra, inter = c.links(collective)
-        per_node = c.devices_per_node if inter is not None else None
-        return gather_candidates(s, intra=intra, inter=inter, per_node=per_node, algorithm=c.algorithm)
-
-    gathering = priced("all_gather")
+    gathering = pricing.terms(c, "all_gather", s)  # each with its own links where measured apart
     same = c.links("reduce_scatter") == c.links("all_gather")  # the usual case: priced once
-    scattering = gathering if same else priced("reduce_scatter")
-    gather = _fastest(gathering, weights / layers)  # one piece's weights, gathered
+    scattering = gathering if same else pricing.terms(c, "reduce_scatter", s)
+
+    def timed(collective: Collective, found: list[tuple[Any, Any]], size: Any) -> Any:
+        return pricing.given_back(c, collective, s, size, pricing.fastest(found, size))
+
+    gather = timed("all_gather", gathering, weights / layers)  # one piece's weights, gathered
     if c.sharding in ("zero1", "zero2"):
-        buckets = np.maximum(1.0, np.ceil(grads / c.bucket_bytes))
-        scatter = _fastest(scattering, grads / buckets)  # one bucket's gradients, reduce-scattered
+        # one piece's gradients, reduce-scattered as the backward pass makes them (FSDP's SHARD_GRAD_OP: a
+        # unit at a time; DeepSpeed's reduce bucket, 5e8 elements, is larger still than DDP's 25 MiB)
+        scatter = timed("reduce_scatter", scattering, grads / layers)
         reductions = 1 if c.sharding == "zero1" else k  # zero1 keeps whole gradients until the last micro-step
-        communication = layers * gather + reductions * buckets * scatter
+        communication = layers * gather + reductions * layers * scatter
         hidden_behind = exposed(gather, layers, forward, c.overlap) + np.multiply(
-            reductions, exposed(scatter, buckets, backward, c.overlap)
+            reductions, exposed(scatter, layers, backward, c.overlap)
         )
         return communication, hidden_behind
-    scatter = _fastest(scattering, grads / layers)
+    scatter = timed("reduce_scatter", scattering, grads / layers)
     if c.sharding == "hybrid":
         replicas = np.ceil(n / s)
         algorithm = "ring" if c.algorithm == "hierarchical" else c.algorithm
-        across = candidates(replicas, intra=_replica_link(c), algorithm=algorithm)
-        reduce = _fastest(across, grads / s / layers)  # each piece's shard, all-reduced across the groups
+        share = _replica_link(c)  # one rank to a node in each of the g all-reduces side by side
+        across = candidates(replicas, intra=share, inter=share, per_node=1, algorithm=algorithm)
+        reduce = pricing.fastest(across, grads / s / layers)  # each piece's shard, all-reduced across the groups
         backward_piece = gather + scatter + reduce
     else:
         reduce = 0.0

@@ -7,7 +7,11 @@ Three quantities decide how a job scales across nodes and are not on any data sh
                     the input pipeline, clocks and the network's own variation all land here.
     network_share   the share of the network tier's all-reduce bandwidth the job's own traffic
                     reaches (DDP's 25 MiB buckets, FSDP's per-layer pieces, next to the compute),
-                    on top of what the link states (a preset's 80 %, or a profile's measured β).
+                    on top of what the link states (a preset's 80 %). A bandwidth measured as
+                    reached (an nccl-tests log, a probe) carries no share of its own: there the
+                    unknown is how far the network at other node counts strays from what the run
+                    measured, with a median of 1, and the shapes the run measured keep their
+                    measured times whatever its value (:mod:`dpscale.predict.pricing`).
     interference    ρ, the share of the overlapped communication's time the compute still loses:
                     NCCL's kernels run on some of the streaming multiprocessors (a channel each)
                     and share the memory bandwidth, so hidden communication is not free.
@@ -15,7 +19,8 @@ Three quantities decide how a job scales across nodes and are not on any data sh
 Before any measurement each has a prior: a median and a range holding it 90 % of the time, on a
 log scale for cv and a logit scale for the share (both stay in bounds). The medians are round
 numbers above what a quiet single node shows, because at scale the slowest rank and a shared
-fabric cost more than a node's own spread: cv 5 % (2–15 %), share 0.6 (0.3–0.9); ρ 0.3 (0.1–0.6),
+fabric cost more than a node's own spread: cv 5 % (2–15 %), share 0.6 (0.3–0.9) of a preset's or
+a typed bandwidth and 1 (0.75–1.33, on a log scale) of a measured one; ρ 0.3 (0.1–0.6),
 about the share of a GPU's multiprocessors and memory bandwidth NCCL's channels take while they
 run. A calibration
 (:mod:`dpscale.predict.calibration`) moves and narrows them with measurements.
@@ -44,6 +49,7 @@ from dpscale.predict.job import Cluster
 
 __all__ = [
     "LEVEL",
+    "MEASURED_NETWORK",
     "MEASUREMENT_SPREAD",
     "PRIORS",
     "Prior",
@@ -51,6 +57,7 @@ __all__ = [
     "apply",
     "band",
     "prior_centre",
+    "priors",
     "quantile",
     "spread_at",
     "unknowns",
@@ -101,6 +108,17 @@ PRIORS: dict[Unknown, Prior] = {
     "network_share": Prior(0.6, 0.3, 0.9, "logit", (0.02, 0.999)),
     "interference": Prior(0.3, 0.1, 0.6, "logit", (0.001, 0.95)),
 }
+# The network's share where its bandwidth was measured as reached (an nccl-tests log, a probe): the
+# measurement itself at the median, within a third either way at other node counts.
+MEASURED_NETWORK = Prior(1.0, 0.75, 1 / 0.75, "log", (0.05, 4.0))
+MEASURED_SOURCES = ("nccl-tests log", "probe")
+
+
+def priors(cluster: Cluster) -> dict[Unknown, Prior]:
+    """Each unknown's prior for ``cluster``: the network's share as measured where its network was measured."""
+    if dict(cluster.sources).get("inter") in MEASURED_SOURCES:
+        return {**PRIORS, "network_share": MEASURED_NETWORK}
+    return dict(PRIORS)
 
 
 def quantile(level: float) -> float:
@@ -121,15 +139,14 @@ def unknowns(cluster: Cluster, *, jitter_known: bool = False) -> list[Unknown]:
 
 
 def apply(cluster: Cluster, values: Mapping[str, float]) -> Cluster:
-    """``cluster`` with the unknowns set: cv as its jitter, the share scaling its network's efficiency, ρ."""
+    """``cluster`` with the unknowns set: cv as its jitter, the share scaling its network's bandwidth, ρ."""
     out = cluster
     if "jitter" in values:
         out = replace(out, jitter=float(values["jitter"]))
     if "interference" in values:
         out = replace(out, interference=float(values["interference"]))
     if "network_share" in values and out.inter is not None:
-        share = float(values["network_share"])
-        out = out.with_links(lambda link: replace(link, efficiency=link.efficiency * share), tier="inter")
+        out = replace(out, network_share=float(values["network_share"]))
     return out
 
 
@@ -141,6 +158,7 @@ def band(
     level: float,
     *,
     spread: Any = MEASUREMENT_SPREAD,
+    prior: Mapping[Unknown, Prior] = PRIORS,
 ) -> tuple[Array, Array, Array]:
     """E(n) at ``centre`` (values on the normal scale of each prior), and its interval at ``level``.
 
@@ -158,7 +176,7 @@ def band(
     z = quantile(level)
 
     def at(x: Array) -> Array:
-        return np.asarray(evaluate({name: PRIORS[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}))
+        return np.asarray(evaluate({name: prior[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}))
 
     middle = at(centre)
     ceiling = np.maximum(middle, 1.0)
@@ -198,7 +216,7 @@ def spread_at(devices: Array, reference_devices: int | None, spread: float = MEA
     return np.where(n == reference_devices, 0.0, math.sqrt(2) * spread)
 
 
-def prior_centre(names: Sequence[Unknown]) -> tuple[Array, Array]:
+def prior_centre(names: Sequence[Unknown], prior: Mapping[Unknown, Prior] = PRIORS) -> tuple[Array, Array]:
     """The priors' medians (normal scale) and their covariance."""
-    centre = np.array([PRIORS[name].mean for name in names], dtype=np.float64)
-    return centre, np.diag([PRIORS[name].sd ** 2 for name in names]) if names else np.zeros((0, 0))
+    centre = np.array([prior[name].mean for name in names], dtype=np.float64)
+    return centre, np.diag([prior[name].sd ** 2 for name in names]) if names else np.zeros((0, 0))
