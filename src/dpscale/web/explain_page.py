@@ -62,10 +62,10 @@ __all__ = [
 ]
 
 LOCAL_MOST = 500_000_000  # characters of JSON per file that a browser reads (its longest string is about 2**29)
-EXPLAIN_JOBS = 2  # jobs run at once, a process each: a small server's two cores, ~0.5 GB of memory at most each
-EXPLAIN_WAITING = 6  # more jobs arriving or waiting their turn: ~7 GB of spooled uploads at most, each ~1 min
-EXPLAIN_SECONDS = 60.0  # from a job's files being whole to its answer: 1 GiB of JSON reads in ~15 s on one core
-RETRY_SECONDS = 10  # what a client refused for want of room is told to wait (Retry-After)
+EXPLAIN_JOBS = 2  # jobs run at once, a process each: a small server's two cores, some 230 MB at most each
+EXPLAIN_WAITING = 6  # more jobs arriving or waiting their turn: 8 uploads of at most 64 MiB spooled at once
+EXPLAIN_SECONDS = 60.0  # from a job's files being whole to its answer: 1 GiB of JSON (its budget) reads in ~15 s
+RETRY_SECONDS = 10  # what a client refused for want of room is told to wait (Retry-After): a job takes seconds
 _NICE = 10  # a job's priority below the server's: the pages preempt it
 _POLL = 0.05  # seconds between two looks at whether a waiting job's turn has come
 _COPY = 1 << 20  # bytes copied at a time from an upload to the file the core reads
