@@ -19,8 +19,9 @@ The files a server is sent at once (a :class:`Budget`) also share bounds:
 :data:`MAX_REQUEST_STEPS` steps over all their ranks; and a gzipped one may unzip to at most
 :data:`MAX_GZIP_RATIO` times its size. What one request keeps is then at most about
 ``40 × MAX_REQUEST_KEPT + 400 × MAX_REQUEST_STEPS`` bytes (arrays of floats, see
-:mod:`~dpscale.explain.intervals`) besides a window of the text: some 400 MB, whatever the files
-hold, and less than 4 times their text where they hold less.
+:mod:`~dpscale.explain.intervals`) besides a window of the text and a batch of its events
+(about 2 MiB): some 400 MB by this count, whatever the files hold (``make bench`` measures some
+230 MB for files at the budget), and less than 4 times their text where they hold less.
 """
 
 from __future__ import annotations
