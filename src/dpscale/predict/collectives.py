@@ -167,15 +167,19 @@ def _steps(n: Any, nodes: Any, steps: Any, across: Any, intra: Link, inter: Link
 
 def tiered_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
     """NCCL's ring all-reduce: a = (2(n−1) − 2N)·α_intra + 2N·α_inter, c = 2(n−1)/n · β_bus."""
+    if inter is None or per_node is None:  # one node
+        return ring_terms(ranks, intra)
+    if per_node == 1:  # a rank to a node: every step crosses the network
+        return ring_terms(ranks, inter)
     n, nodes, _, g = _shape(ranks, per_node, inter)
-    if inter is None:
-        return ring_terms(n, intra)
     steps = 2 * (n - 1)
     return _steps(n, nodes, steps, 2 * nodes, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
 
 
 def tiered_tree_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
     """NCCL's tree all-reduce: a = 2·((g−1)·α_intra + ⌈log₂ N⌉·α_inter), c = 2·β_bus/0.92 (a chain in one node)."""
+    if inter is not None and per_node == 1:  # a rank to a node: the double binary tree across them
+        return tree_terms(ranks, inter)
     n, nodes, local, g = _shape(ranks, per_node, inter)
     latency = (local - 1) * intra.latency
     if inter is not None:
@@ -272,10 +276,14 @@ def all_reduce_time(
 
 def gather_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
     """NCCL's ring reduce-scatter or all-gather: a = (n−1 − (N−1))·α_intra + (N−1)·α_inter, c = (n−1)/n · β_bus."""
+    if inter is None or per_node is None:  # one node
+        n = np.asarray(ranks, dtype=np.float64)
+        steps = n - 1
+        per_byte = steps / n
+        per_byte *= intra.beta
+        return steps * intra.latency, per_byte
     n, nodes, _, g = _shape(ranks, per_node, inter)
     steps = n - 1
-    if inter is None:
-        return steps * intra.latency, steps / n * intra.beta
     return _steps(n, nodes, steps, nodes - 1, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
 
 
