@@ -215,3 +215,21 @@ def test_real_logs_come_back_at_their_own_shape(row: dict[str, str]) -> None:
             continue
         priced = float(pricing.priced(found.cluster, collective, log.ranks, size))  # type: ignore[arg-type]
         assert priced == pytest.approx(statistics.median(found_times), rel=tolerance), size
+
+
+def test_a_probes_own_all_reduce_is_given_back_too(tmp_path: Path) -> None:
+    # dpscale probe's profile keeps its all-reduce times (sizes): a bandwidth measured as reached, given back
+    from dpscale.measure.alphabeta import network_profile
+
+    sizes = [{"bytes": 2**k, "seconds": 1e-4 + 2**k / 1e9} for k in range(3, 25)]
+    data = {"world_size": 2, "nodes": 1, "sizes": sizes, "backend": "gloo", "device_type": "cpu", "torch": "2.4"}
+    out = tmp_path / "network.json"
+    write_profile(out, network_profile(data, 2))
+    found = request([2, 4], network=str(out))
+    assert dict(found.cluster.sources) == {"intra": "probe"}
+    for row in sizes:
+        given = float(pricing.priced(found.cluster, "all_reduce", 2, row["bytes"]))
+        assert given == pytest.approx(row["seconds"], rel=1e-9)
+    assert found.predict().assumptions["given_back"] == [
+        {"collective": "all_reduce", "ranks": 2, "nodes": 1, "source": "probe"}
+    ]

@@ -1,7 +1,10 @@
 """Predicting scaling efficiency from the hardware, the model and the batch.
 
-- :mod:`dpscale.predict.collectives`: the time of one all-reduce in the α-β model (latency α,
-  seconds per byte β) for NCCL's ring, tree and hierarchical algorithms;
+- :mod:`dpscale.predict.collectives`: the time of one collective in the α-β model (latency α,
+  seconds per byte β) as NCCL runs it: its rings and trees across nodes, and the hierarchical form;
+- :mod:`dpscale.predict.pricing`: a step's collectives priced on a cluster, each measured shape
+  (an nccl-tests run, a probe) at its own measured times;
+- :mod:`dpscale.predict.network`: the links a log or a profile measured, settled with those typed;
 - :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
   algorithms it knows;
 - :mod:`dpscale.predict.fields` and :mod:`dpscale.predict.inputs`: the definition of predict's
