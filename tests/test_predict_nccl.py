@@ -233,3 +233,19 @@ def test_a_probes_own_all_reduce_is_given_back_too(tmp_path: Path) -> None:
     assert found.predict().assumptions["given_back"] == [
         {"collective": "all_reduce", "ranks": 2, "nodes": 1, "source": "probe"}
     ]
+
+
+def test_a_what_if_at_the_logs_shape_scales_the_logs_times(tmp_path: Path) -> None:
+    # Given back is the model's time times what the log measured over it: doubling the network's
+    # bandwidth at the log's own shape still gains what the model says it gains.
+    path = profile(tmp_path, nccl_like(tmp_path, 8), nccl_like(tmp_path, 16))
+    found = request([16], network=str(path), batch=2.0)
+    by_name = {lever.name: lever for lever in levers(list(found.devices), found.workload, found.cluster)}
+    assert by_name["inter_bandwidth"].gain > 0.01
+    doubled = found.cluster.with_links(lambda one: Link(2 * one.bandwidth, one.latency), tier="inter")
+    for size in (4 * MiB, 2**30):
+        at_log = float(pricing.priced(found.cluster, "all_reduce", 16, size))
+        model_ratio = float(all_reduce_time(size, 16, intra=doubled.intra, inter=doubled.inter, per_node=8)) / float(
+            all_reduce_time(size, 16, intra=found.cluster.intra, inter=found.cluster.inter, per_node=8)
+        )
+        assert float(pricing.priced(doubled, "all_reduce", 16, size)) == pytest.approx(at_log * model_ratio, rel=1e-9)
