@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz system-deps lint format bench install clean locales vendor serve
+.PHONY: run test test-loaded fuzz system-deps lint format bench install clean locales vendor serve
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,19 @@ run: install
 test: install system-deps
 	@set +e; $(PY) -m pytest --cov --cov-report=term $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+## test-loaded: the tests of real processes and real time, three runs in a row beside two CPU-bound processes that it starts and ends by their pids; fails if any run fails
+LOADED_TESTS ?= tests/distributed tests/testbed tests/browser tests/web/test_server.py
+test-loaded: install system-deps
+	@busy=""; for i in 1 2; do $(PY) -c 'while True: pass' & busy="$$busy $$!"; done; \
+	trap 'kill $$busy 2>/dev/null' EXIT; \
+	echo "make test-loaded: two busy processes ($$busy), three runs of $(LOADED_TESTS)"; \
+	for run in 1 2 3; do \
+	  start=$$SECONDS; $(PY) -m pytest -q -p no:cacheprovider $(LOADED_TESTS) $(PYTEST_ARGS); rc=$$?; \
+	  echo "make test-loaded: run $$run of 3 ended with $$rc after $$((SECONDS - start)) s"; \
+	  if [ $$rc -eq 5 ]; then echo "make test-loaded: pytest collected no tests" >&2; exit 1; fi; \
+	  if [ $$rc -ne 0 ]; then exit $$rc; fi; \
+	done
 
 ## fuzz: the Hypothesis tests with a random seed and thousands of examples each (SEED=n replays a run); its finds become @examples
 fuzz: install
