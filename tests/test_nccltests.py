@@ -319,6 +319,26 @@ def test_cli_writes_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert json.loads(printed)["collectives"]["reduce_scatter"]["inter"] is None
 
 
+def test_cli_fits_every_run_of_a_file_and_notes_what_it_left_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One file holding a node's run, the two nodes' run and an alltoall: both tiers fitted, the alltoall noted."""
+    alltoall = ONE_NODE.read_text(encoding="utf-8").replace("all_reduce_perf", "alltoall_perf")
+    both = tmp_path / "sweep.log"
+    both.write_text(
+        ONE_NODE.read_text(encoding="utf-8") + TWO_NODES.read_text(encoding="utf-8") + alltoall, encoding="utf-8"
+    )
+    out = tmp_path / "network.json"
+    code, printed, err = run_cli(capsys, "probe", "--import", str(both), "--out", str(out))
+    assert code == 0, err
+    assert "sweep.log:1 " in printed  # each run checked under its own first line
+    written = NetworkProfile.from_dict(json.loads(out.read_text(encoding="utf-8")))
+    expected = profile_of(ONE_NODE, TWO_NODES)
+    assert (written.intra, written.inter) == (expected.intra, expected.inter)
+    assert err.count("note:") == 1
+    assert "alltoall" in err
+
+
 def test_cli_bad_log_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, HEADER + ROW.replace("50.00", "fast", 1))
     code, printed, err = run_cli(capsys, "probe", "--import", str(path), "--out", str(tmp_path / "n.json"))

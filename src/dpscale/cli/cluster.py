@@ -202,11 +202,16 @@ def measure(
 def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> None:
     """``probe --import``: nccl-tests' outputs read, fitted and written as a profile; no torch, no run."""
     from dpscale.cli.render import print_import
-    from dpscale.errors import N_
-    from dpscale.nccltests import import_logs, read_log
+    from dpscale.errors import N_, escaped
+    from dpscale.i18n import translation
+    from dpscale.nccltests import import_logs, read_logs
     from dpscale.records import write_profile
 
-    imported = import_logs([read_log(path) for path in paths])
+    logs = [log for path in paths for log in read_logs(path)]  # every run of each file, each fitted
+    imported = import_logs(logs)
+    said = translation(language).gettext("note: %(text)s")
+    for note in dict.fromkeys(note for log in logs for note in log.notes):  # runs left out, ranks inferred
+        print(said % {"text": escaped(note.localized(language))}, file=sys.stderr)
     try:
         write_profile(out, imported.profile)
     except OSError as exc:

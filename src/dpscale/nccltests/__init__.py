@@ -11,7 +11,7 @@ Neither imports torch: the logs come from a cluster, the import runs anywhere.
 from __future__ import annotations
 
 from dpscale.nccltests.fitting import Check, Imported, fit_runs, import_logs, model_time, runs_of
-from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log, read_text
+from dpscale.nccltests.reading import COLLECTIVES, Log, Row, read_log, read_logs, read_text, read_texts
 
 __all__ = [
     "COLLECTIVES",
@@ -23,6 +23,8 @@ __all__ = [
     "import_logs",
     "model_time",
     "read_log",
+    "read_logs",
     "read_text",
+    "read_texts",
     "runs_of",
 ]
