@@ -147,7 +147,8 @@ def _two_ranks(script: Path) -> None:
         check=False,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    # What a rank printed before it died (gloo's reason for an abort) comes before torchrun's summary.
+    assert done.returncode == 0, done.stderr[:3000] + "\n...\n" + done.stderr[-1500:]
 
 
 def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
