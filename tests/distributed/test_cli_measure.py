@@ -137,7 +137,10 @@ def test_network_profile_errors(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     )
     code, printed, err = run(capsys, *base, str(across), "--json", "--no-levers")
     assert code == 0, err
-    assert json.loads(printed)["assumptions"]["intra"]["bandwidth"] == 1e9
+    said = json.loads(printed)["assumptions"]
+    # the node's own links, which the profile did not measure, are assumed free as its fit assumed them, and said so
+    assert said["sources"] == {"intra": "assumed", "inter": "probe"}
+    assert said["inter"]["bandwidth"] == 1e9
 
 
 def test_meter_without_a_process_group(tmp_path: Path) -> None:

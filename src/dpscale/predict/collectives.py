@@ -84,6 +84,7 @@ __all__ = [
     # reduce-scatter and all-gather (sharded data parallelism)
     "Collective",
     "gather_candidates",
+    "gather_ring_terms",
     "reduce_scatter_time",
     "all_gather_time",
 ]

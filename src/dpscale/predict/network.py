@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from dpscale.predict.job import Cluster
     from dpscale.records import MeasuredRun, ProbedLink
 
-__all__ = ["Network", "assumed_free", "from_log", "given_back", "settle"]
+__all__ = ["Network", "Settled", "assumed_free", "from_log", "given_back", "settle"]
 
 ASSUMED = "assumed"  # the node's links, where nothing measured them and nothing was typed: free, as fitted
 
