@@ -25,9 +25,21 @@ from dpscale.predict.defaults import (
     Optimizer,
     Sharding,
 )
-from dpscale.predict.pricing import Measured
 
-__all__ = ["Cluster", "Reference", "Workload", "assumptions"]
+__all__ = ["Cluster", "Measured", "Reference", "Workload", "assumptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A measured shape: ``collective`` over ``ranks`` ranks on ``nodes`` nodes, and at each measured size
+    (its log, ``log_sizes``) the log of the measured time over the model's (``log_ratio``)."""
+
+    collective: Collective
+    ranks: int
+    nodes: int
+    log_sizes: tuple[float, ...]
+    log_ratio: tuple[float, ...]
+    source: str = "nccl-tests log"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ Every strategy's collectives are priced here (:mod:`dpscale.predict.model` for D
   gives, with the network's bandwidth times ``cluster.network_share`` (what the job's own traffic
   reaches of it: 1 unless an interval or a calibration moves it);
 - **given back**: where a shape was measured (an nccl-tests run of that collective over that many
-  ranks on that many nodes: :class:`Measured`), the time is the model's at the links as they were
+  ranks on that many nodes: :class:`~dpscale.predict.job.Measured`), the time is the model's at the links as they were
   when it was measured, times what the run measured over what the model gave there, interpolated
   in log size between the run's sizes (log-log), and held at its ends beyond them. At the links the
   run was fitted with, that is the run's own time at each of its sizes; a what-if that changes the
@@ -19,30 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from dpscale.predict.collectives import Collective, candidates, gather_candidates
+from dpscale.predict.job import Cluster, Measured
 
-if TYPE_CHECKING:
-    from dpscale.predict.job import Cluster
-
-__all__ = ["Measured", "fastest", "given_back", "measure", "measured_shapes", "priced", "terms"]
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """A measured shape: ``collective`` over ``ranks`` ranks on ``nodes`` nodes, and at each measured size
-    (its log, ``log_sizes``) the log of the measured time over the model's (``log_ratio``)."""
-
-    collective: Collective
-    ranks: int
-    nodes: int
-    log_sizes: tuple[float, ...]
-    log_ratio: tuple[float, ...]
-    source: str = "nccl-tests log"
+__all__ = ["fastest", "given_back", "measure", "measured_shapes", "priced", "terms"]
 
 
 def terms(cluster: Cluster, collective: Collective, ranks: Any, *, shared: bool = True) -> list[Any]:
