@@ -41,6 +41,9 @@ SINGLE_RUN = {  # one repeat: no interval, and no 1-rank run to give E
     "throughput_ci": [None, None],
     "repeats": 1,
 }
+# As `dpscale measure` writes them since it counts the CPUs it may use: cpus_usable after threads_per_rank.
+_AT = list(MEASURED).index("threads_per_rank") + 1
+PINNED = dict([*list(MEASURED.items())[:_AT], ("cpus_usable", 2), *list(MEASURED.items())[_AT:]])
 # As a Meter has written them: its own keys last, a null backend outside a process group.
 METERED: dict[str, Any] = {
     "devices": 1,
@@ -63,7 +66,7 @@ NEVER_STEPPED["complete"] = False
 OWN_MEANINGS = {**METERED, "params": "25.6M", "workload": 3, "nodes": None, "complete": True}
 
 
-@pytest.mark.parametrize("written", [MEASURED, SINGLE_RUN, METERED, NEVER_STEPPED, OWN_MEANINGS])
+@pytest.mark.parametrize("written", [MEASURED, SINGLE_RUN, PINNED, METERED, NEVER_STEPPED, OWN_MEANINGS])
 def test_a_record_dpscale_wrote_reads_back_equal(written: dict[str, Any]) -> None:
     line = json.dumps(written, allow_nan=False)
     record = Measurement.from_dict(json.loads(line))
@@ -87,6 +90,15 @@ def test_a_record_is_typed() -> None:
     metered = Measurement.from_dict(OWN_MEANINGS)
     assert (metered.params, metered.workload, metered.nodes) == (None, None, None)  # not as dpscale writes them
     assert metered.extra == {"run": "solo", "params": "25.6M", "workload": 3, "nodes": None}
+
+
+def test_the_cpus_a_measurement_could_use_are_typed_and_optional() -> None:
+    assert Measurement.from_dict(PINNED).cpus_usable == 2
+    assert Measurement.from_dict(PINNED).extra == {}
+    assert Measurement.from_dict(MEASURED).cpus_usable is None  # a record written before it was counted
+    assert "cpus_usable" not in Measurement.from_dict(MEASURED).to_dict()  # nor written where unknown
+    # Another tool's meaning for the key is kept as it was, not taken for a count.
+    assert Measurement.from_dict({**PINNED, "cpus_usable": "0-3"}).extra == {"cpus_usable": "0-3"}
 
 
 def test_a_hand_written_line_is_a_record_too() -> None:

@@ -151,6 +151,7 @@ _KEYS: dict[str, tuple[Callable[[Any], Any], str]] = {  # in the order dpscale w
     "device_name": (_TEXT, _KNOWN),
     "torch": (_TEXT, _NULLABLE),
     "threads_per_rank": (_WHOLE, _KNOWN),
+    "cpus_usable": (_WHOLE, _KNOWN),
     "workload": (_TEXT, _KNOWN),
     "params": (_REAL, _KNOWN),
     "batch": (_WHOLE, _NULLABLE),
@@ -197,6 +198,10 @@ class Measurement:
     nodes: int | None = None
     device_name: str | None = None
     threads_per_rank: int | None = None
+    # CPUs the measuring process could use (its affinity and cgroup quota), which its threads per
+    # rank were counted from. Written only when known: a reader that predates it keeps it among
+    # ``extra``, and a record without it reads as it always did.
+    cpus_usable: int | None = None
     workload: str | None = None
     params: float | None = None
     repeats: int | None = None

@@ -4,10 +4,13 @@ The only part of dpscale that imports torch:
 
 - :mod:`dpscale.measure.workloads`: synthetic models (MLP, small CNN, small transformer) sized
   by parameters and batch;
-- :mod:`dpscale.measure.worker`: one rank of a measured run, started by torchrun;
+- :mod:`dpscale.measure.worker`: one rank of a measured run, started by torchrun (internal:
+  run ``dpscale measure`` or ``probe``);
 - :mod:`dpscale.measure.launcher`: ``dpscale measure`` and ``dpscale probe``: their inputs
   checked, torchrun at each size, records and profiles written (:mod:`dpscale.records`);
-- :mod:`dpscale.measure.launch`: where and how a run starts (:class:`~dpscale.measure.launch.Launch`);
+- :mod:`dpscale.measure.launch`: where and how a run starts (:class:`~dpscale.measure.launch.Launch`),
+  its threads per rank counted from :mod:`dpscale.measure.cpus` (the CPUs this process may use:
+  its affinity and cgroup quota, as srun or a container set them);
 - :mod:`dpscale.measure.supervise`: torchrun in a session of its own, ended whole by a timeout or
   a signal, and :mod:`dpscale.measure.diagnosis`, which names the rank that failed and why;
 - :mod:`dpscale.measure._lifeline`: how torchrun and the workers end with the launcher, even

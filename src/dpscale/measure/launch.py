@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import re
 import sys
 import warnings
@@ -12,6 +12,7 @@ from typing import Any
 
 from dpscale._validate import WHOLE_NUMBER
 from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.measure.cpus import usable_cpus
 
 __all__ = [
     "MAX_NODES",
@@ -38,6 +39,19 @@ _RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
 _ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
 _ADDRESS = re.compile(rf"{_HOST}|[0-9A-Fa-f:.]+")
+
+
+def _counted(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _crowded(ranks: int, threads: int, cpus: int) -> str:
+    """The warning where ``ranks`` ranks of ``threads`` threads each outnumber the ``cpus`` this process may use."""
+    return (
+        f"{_counted(ranks, 'rank', 'ranks')} of {_counted(threads, 'thread', 'threads')} on "
+        f"the {_counted(cpus, 'CPU', 'CPUs')} this process may use (its affinity and cgroup quota): "
+        f"{'ranks share' if ranks > 1 else 'its threads share'} cores, slowing them and the measurement"
+    )
 
 
 def clip(text: str, most: int = 80) -> str:
@@ -131,17 +145,31 @@ class Launch:
             return "nccl" if torch.cuda.is_available() and self.nproc_per_node <= torch.cuda.device_count() else "gloo"
         return self.backend
 
-    def threads_per_rank(self) -> int:
-        cores = os.cpu_count() or 1
+    def threads_per_rank(self, ranks: int | None = None, cpus: int | None = None) -> int:
+        """CPU threads for each rank: ``threads`` as given, else the usable CPUs shared among the ranks.
+
+        The CPUs are those this process may use (:func:`~dpscale.measure.cpus.usable_cpus`: its
+        affinity and cgroup quota, as srun or a container set them), not the machine's; ``ranks``
+        is the most ranks a node runs (this launch's by default), ``cpus`` a count already made.
+        """
         if self.threads is not None:
             return self.threads
-        if self.nproc_per_node > cores:
-            warnings.warn(
-                f"{self.nproc_per_node} ranks on {cores} cores: ranks share cores, slowing them and the measurement",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return max(1, cores // self.nproc_per_node)
+        return max(1, (usable_cpus() if cpus is None else cpus) // (ranks or self.nproc_per_node))
+
+    def settled(self, ranks: int | None = None) -> Launch:
+        """This launch with its threads per rank fixed for up to ``ranks`` ranks per node, warned about once.
+
+        Fixed before the runs, so that a "device" on a CPU is the same share of the CPUs at every
+        size (the 1-rank run is one device, not the whole machine). Where the ranks' threads
+        outnumber the usable CPUs, a RuntimeWarning says so: they share cores and every rank,
+        hence the efficiency measured, is slowed.
+        """
+        most = ranks or self.nproc_per_node
+        cpus = usable_cpus()
+        threads = self.threads_per_rank(most, cpus)
+        if most * threads > cpus:
+            warnings.warn(_crowded(most, threads, cpus), RuntimeWarning, stacklevel=3)
+        return dataclasses.replace(self, threads=threads)
 
     def _endpoint(self) -> str:
         """The rendezvous as host:port, the port c10d's default where none is given (static needs one)."""

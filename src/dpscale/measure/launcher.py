@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -158,16 +157,7 @@ def measure(
     if workload not in KINDS:
         shown = clip(workload) if isinstance(workload, str) else workload
         raise InvalidInput("workload", shown, N_("one of %(choices)s"), params={"choices": ", ".join(KINDS)})
-    if base.threads is None:
-        # A "device" on a CPU is a fixed share of the cores: the same at every size, so that the
-        # 1-rank run is one device, not the whole machine.
-        base = dataclasses.replace(base, threads=max(1, (os.cpu_count() or 1) // max(sizes)))
-        if max(sizes) > (os.cpu_count() or 1):
-            warnings.warn(
-                f"{max(sizes)} ranks on {os.cpu_count()} cores: ranks share cores, slowing them and the measurement",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+    base = base.settled(max(sizes))  # the same threads at every size, from the CPUs this process may use
     options = [
         f"--workload={workload}",
         f"--params={params}",
@@ -211,6 +201,7 @@ def measure(
             device_name=first["device_name"],
             torch=first["torch"],
             threads_per_rank=first["threads_per_rank"],
+            cpus_usable=first.get("cpus_usable"),
             workload=workload,
             params=first["params"],
             batch=batch,
@@ -278,6 +269,7 @@ def probe(
         raise InvalidInput("nproc", c.world_size, N_("at least 2 ranks in all: an all-reduce needs company"))
     if out is not None and c.node_rank == 0:
         _output("out", out)
+    c = c.settled()
     try:
         data = supervise.run("probe", c, [f"--max-bytes={max_bytes}", f"--reps={reps}", f"--warmup={warmup}"])
     except RunFailed as exc:

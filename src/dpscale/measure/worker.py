@@ -1,7 +1,13 @@
 """One rank of a measured run; torchrun starts one per device (``python -m dpscale.measure.worker``).
 
-Started by srun instead (one task per device, no torchrun), it takes its rank, world size, local
-rank and rendezvous from Slurm's variables (:class:`dpscale.slurm.SlurmStep`).
+Internal: ``dpscale measure`` and ``dpscale probe`` start it, through torchrun, and turn what it
+writes (raw step or all-reduce times, not a record ``dpscale fit`` reads) into records and
+profiles; its options and output may change from one version to the next. Run those commands,
+under srun too, rather than this. Started by srun all the same (one task per device, no
+torchrun), it takes its rank, world size, local rank and rendezvous from Slurm's variables
+(:class:`dpscale.slurm.SlurmStep`). A path it cannot use (``--status`` not an existing folder,
+``--result`` in a missing one) or a Slurm variable out of place is refused in one line on stderr,
+exit status 2, before the rank joins any other.
 
 Two jobs: ``train`` (a synthetic workload under DDP or PyTorch's FSDP, its step times and each
 rank's peak memory gathered on rank 0) and ``probe``
@@ -24,13 +30,16 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
+from dpscale.errors import DpscaleError, InvalidInput
 from dpscale.measure import _lifeline
+from dpscale.measure.cpus import usable_cpus
+from dpscale.measure.launch import clip
 from dpscale.measure.workloads import build, count
 from dpscale.slurm import SlurmStep
 
@@ -194,8 +203,43 @@ def probe(args: argparse.Namespace, rank: int, world: int, device: torch.device,
     return result if rank == 0 else None
 
 
+PROG = "dpscale.measure.worker"
+_INTERNAL = "dpscale measure and dpscale probe start this worker; run them instead"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its complaint in one line (exit status 2) rather than after the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} ({_INTERNAL})\n")
+
+
+def _refused(exc: DpscaleError) -> NoReturn:
+    print(f"{PROG}: {exc} ({_INTERNAL})", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _writable(folder: Path) -> bool:
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """``--status`` an existing folder and ``--result`` a file in one, both writable: else InvalidInput.
+
+    Checked before the rank joins the others: found out later, a bad path would stop every rank
+    with a traceback, or lose a finished measurement.
+    """
+    status, result = Path(args.status), Path(args.result)
+    if not args.status.strip() or not _writable(status):
+        raise InvalidInput("--status", clip(args.status), "an existing folder this rank can write to")
+    if not args.result.strip() or result.is_dir():
+        raise InvalidInput("--result", clip(args.result), "a file path, not a folder")
+    if not _writable(result.parent):
+        raise InvalidInput("--result", clip(args.result), "a file in an existing folder this rank can write to")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dpscale.measure.worker")
+    parser = _Parser(prog=PROG, description=f"One rank of a measured run. Internal: {_INTERNAL}.")
     parser.add_argument("job", choices=["train", "probe"])
     parser.add_argument("--backend", default="gloo")
     parser.add_argument("--workload", default="mlp")
@@ -210,12 +254,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", required=True)
     parser.add_argument("--status", required=True)
     args = parser.parse_args(argv)
-
+    try:
+        _check_paths(args)
+        step = None if "RANK" in os.environ else SlurmStep.from_env(os.environ)  # srun, not torchrun
+    except DpscaleError as exc:
+        _refused(exc)
+    if step is not None:  # Slurm says who is who
+        os.environ.update(step.torch_env())
     _lifeline.watch()
-    if "RANK" not in os.environ:  # started by srun rather than torchrun: Slurm says who is who
-        step = SlurmStep.from_env(os.environ)
-        if step is not None:
-            os.environ.update(step.torch_env())
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -230,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.cuda.set_device(device)
     job = train if args.job == "train" else probe
     result = job(args, rank, world, device, status)
+    written: InvalidInput | None = None
     if result is not None:
         result.update(
             world_size=world,
@@ -239,15 +286,21 @@ def main(argv: list[str] | None = None) -> int:
             device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             torch=torch.__version__,
             threads_per_rank=torch.get_num_threads(),
+            cpus_usable=usable_cpus(),
         )
-        Path(args.result).write_text(json.dumps(result), encoding="utf-8")
+        try:
+            Path(args.result).write_text(json.dumps(result), encoding="utf-8")
+        except OSError as exc:  # the folder went away or the disk filled up: said in one line, below
+            written = InvalidInput("--result", clip(args.result), f"a file that can be written ({exc.strerror})")
     dist.barrier()
-    # Every rank is done and the result is on disk. Leave without tearing the process group down:
+    if written is not None:
+        print(f"{PROG}: {written}", file=sys.stderr)
+    # Every rank is done and the result is on disk (or said not to be). Leave without tearing the process group down:
     # gloo's teardown can abort a rank whose peer closed its sockets first, and a measurement that
     # completed must not be reported as failed for it.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(0 if written is None else 2)
 
 
 if __name__ == "__main__":
