@@ -146,10 +146,33 @@ def test_dpscale_runs_once_per_node() -> None:
         SlurmStep.from_env(TASK).placement()  # type: ignore[union-attr]
 
 
+# Inside `salloc -N1 -n2` (or `sbatch --ntasks=2` on one node), srun takes the allocation's two
+# tasks and ignores --ntasks-per-node=1 given alone: the advice names what works there.
+ONE_NODE_TWO_TASKS = {**TASK, "SLURM_NTASKS": "2", "SLURM_NNODES": "1", "SLURM_NODEID": "0", "SLURM_LOCALID": "1"}
+ONE_NODE_TWO_TASKS["SLURM_PROCID"] = "1"
+
+
+@pytest.mark.parametrize(
+    ("env", "works", "where"),
+    [
+        (ONE_NODE_TWO_TASKS, "srun -n1 dpscale", "1 task on 1 node"),
+        (TASK, "srun --ntasks=$SLURM_NNODES --ntasks-per-node=1 dpscale", "2 tasks on 2 nodes"),
+    ],
+)
+def test_the_refusal_says_what_works_inside_an_allocation(env: dict[str, str], works: str, where: str) -> None:
+    with pytest.raises(InvalidInput) as error:
+        SlurmStep.from_env(env).placement()  # type: ignore[union-attr]
+    assert error.value.field == "SLURM_NTASKS"
+    assert works in str(error.value)
+    assert where in str(error.value)
+    assert "here 1" not in str(error.value)
+
+
+@pytest.mark.parametrize(("env", "works"), [(TASK, "--ntasks=$SLURM_NNODES"), (ONE_NODE_TWO_TASKS, "srun -n1")])
 def test_cli_under_srun_with_a_task_per_gpu_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, env: dict[str, str], works: str
 ) -> None:
-    for key, value in TASK.items():
+    for key, value in env.items():
         monkeypatch.setenv(key, value)
     for command in ("probe", "measure"):
         code, printed, err = run(capsys, command)
@@ -158,6 +181,7 @@ def test_cli_under_srun_with_a_task_per_gpu_is_one_line_exit_2(
         assert err.count("\n") == 1
         assert "SLURM_NTASKS" in err
         assert "one task per node" in err
+        assert works in err
 
 
 @given(st.text(alphabet="ab01-9[],. x", max_size=60))

@@ -218,14 +218,18 @@ class SlurmStep:
         """Nodes, this node's rank and the rendezvous (host:port) for ``dpscale measure`` and ``probe``.
 
         dpscale starts each node's ranks itself (torchrun), so srun starts one dpscale per node;
-        more tasks than nodes would start each rank several times and is refused.
+        more tasks than nodes would start each rank several times and is refused. The advice
+        works inside an allocation of more tasks (``salloc -n2``, ``sbatch --ntasks=8``), where
+        srun takes the allocation's task count and ignores ``--ntasks-per-node=1`` alone.
         """
         if self.world_size != self.nodes:
+            one = N_("one task per node, 1 task on 1 node (srun -n1 dpscale …): dpscale starts the node's ranks")
+            several = N_(
+                "one task per node, %(nodes)s tasks on %(nodes)s nodes "
+                "(srun --ntasks=$SLURM_NNODES --ntasks-per-node=1 dpscale …): dpscale starts each node's ranks"
+            )
             raise InvalidInput(
-                "SLURM_NTASKS",
-                self.world_size,
-                N_("one task per node (srun --ntasks-per-node=1, here %(nodes)s): dpscale starts each node's ranks"),
-                params={"nodes": self.nodes},
+                "SLURM_NTASKS", self.world_size, one if self.nodes == 1 else several, params={"nodes": self.nodes}
             )
         endpoint = None if self.nodes == 1 else f"{self.master_addr}:{self.port}"
         return self.nodes, self.node_rank, endpoint
