@@ -31,7 +31,11 @@ LocalAddr = Annotated[
     str | None, typer.Option("--local-addr", help="This node's address as the others reach it (torchrun's).")
 ]
 Threads = Annotated[
-    str | None, typer.Option("--threads", help="CPU threads per rank [default: cores ÷ ranks per node].")
+    str | None,
+    typer.Option(
+        "--threads",
+        help="CPU threads per rank [default: usable CPUs (affinity, cgroup quota) ÷ ranks per node].",
+    ),
 ]
 Backend = Annotated[str, typer.Option("--backend", help="auto (NCCL with GPUs, else gloo), gloo or nccl.")]
 Timeout = Annotated[str, typer.Option("--timeout", help="How long a rank may wait for the others: 120s, 5min.")]
@@ -90,6 +94,11 @@ def _as_given(**given: str | None) -> Iterator[None]:
 def _stopped(exc: Any) -> None:
     """Say that SIGTERM or SIGHUP ended the run (the core ended its processes; the exit status is 128 + N)."""
     print(f"dpscale: stopped by {exc.name}; every process of the run was ended", file=sys.stderr)
+
+
+def _and_prints(as_json: bool) -> str:
+    """What node 0 does besides, for the other nodes to say (their standard output stays empty)."""
+    return " and prints the JSON" if as_json else ""
 
 
 def _measure_module() -> Any:
@@ -190,11 +199,11 @@ def measure(
             raise
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
+    if base.node_rank != 0:  # node 0 writes the records, and alone prints them: one document on stdout
+        print(f"node {base.node_rank}: done; node 0 wrote the records{_and_prints(as_json)}", file=sys.stderr)
+        return
     if as_json:
         print("\n".join(json.dumps(r, ensure_ascii=False) for r in found))
-        return
-    if not found:  # not node 0: the records are written there
-        print(f"node {node_rank}: done; node 0 wrote the records", file=sys.stderr)
         return
     print_measurements(found, out, language)
 
@@ -290,10 +299,10 @@ def probe(
     except launcher.Terminated as exc:
         _stopped(exc)
         raise
+    if cluster.node_rank != 0:  # node 0 writes the profile, and alone prints it: one document on stdout
+        print(f"node {cluster.node_rank}: done; node 0 wrote the profile{_and_prints(as_json)}", file=sys.stderr)
+        return
     if as_json:
         emit_json(profile)
-        return
-    if not profile:  # not node 0: the profile is written there
-        print(f"node {node_rank}: done; node 0 wrote the profile", file=sys.stderr)
         return
     print_probe(profile, out, language)
