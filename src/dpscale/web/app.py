@@ -5,21 +5,19 @@ result can be shared; the page works without JavaScript (a GET form) and, with i
 the user types by fetching the same results fragment the server renders.
 
 This module wires the parts: the guard (security.py) around everything, the API (api.py), the
-pages (pages.py), the page and API that explain trace files (explain_page.py), the static files,
-and one error shape, ``{"errors": [{"field", "message"}]}``.
+pages (pages.py), the page and API that explain trace files (explain_page.py), the static files
+and how answers travel (delivery.py: gzip, HEAD, caching), and one error shape, ``{"errors": [{"field", "message"}]}``.
 Nothing is built at import: :func:`create_app` makes an application (``dpscale serve`` calls it).
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp
@@ -27,14 +25,13 @@ from starlette.types import ASGIApp
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput, show_value
 from dpscale.web.api import router as api_router
+from dpscale.web.delivery import STATIC, Delivery, VersionedStatic
 from dpscale.web.explain_page import explain_router
 from dpscale.web.pages import page_router
 from dpscale.web.security import BODY_SECONDS, Guard
 from dpscale.web.templating import missing_page
 
 __all__ = ["GuardedApp", "create_app"]
-
-STATIC = Path(__file__).parent / "static"
 
 
 class GuardedApp(FastAPI):
@@ -63,7 +60,8 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         redoc_url=None,
     )
     app.body_seconds = body_seconds
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", VersionedStatic(directory=STATIC), name="static")
+    app.add_middleware(Delivery)  # gzip for clients that take it; HEAD as GET without the body
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -46,6 +46,7 @@ from dpscale._version import __version__
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang, translation
 from dpscale.report import explanation_grid, explanation_levers, explanation_rows
+from dpscale.web.drawing import timeline_figure
 from dpscale.web.language import choose_lang
 from dpscale.web.schemas import ErrorsOut
 from dpscale.web.security import MAX_UPLOAD, UPLOAD_SECONDS
@@ -381,6 +382,17 @@ def _words(lang: Lang) -> dict[str, str]:
             "untick the box to read them in your browser, or gzip them."
         ),
         "no_gzip": _("This browser cannot open gzipped files: tick “Analyse on the server”."),
+        "kept": _("Kept from the files chosen before; choose files to explain others."),
+    }
+
+
+def _view(found: Any, lang: Lang) -> dict[str, Any]:
+    """What the results show of ``found``, in ``lang``: the summary's rows, the ranks' and levers' tables, the notes."""
+    return {
+        "rows": explanation_rows(found, lang),
+        "grid": explanation_grid(found, lang),
+        "levers": explanation_levers(found, lang) if found.levers else None,
+        "notes": [note.localized(lang) for note in found.notes],
     }
 
 
@@ -399,7 +411,8 @@ def explain_router() -> APIRouter:
         headers: dict[str, str] | None = None,
     ) -> HTMLResponse:
         chosen = choose_lang(request, lang or request.query_params.get("lang"))
-        other = "en" if chosen == "fr" else "fr"
+        other: Lang = "en" if chosen == "fr" else "fr"
+        slowest = next((i for i, r in enumerate(found.ranks) if r.rank == found.slowest_rank), 0) if found else 0
         variables = {
             "lang": chosen,
             "other_lang": other,
@@ -413,16 +426,19 @@ def explain_router() -> APIRouter:
             "upload_seconds": int(UPLOAD_SECONDS),
             "found": found,
             "error": error,
-            "rows": explanation_rows(found, chosen) if found else [],
-            "grid": explanation_grid(found, chosen) if found else None,
-            "levers": explanation_levers(found, chosen) if found and found.levers else None,
-            "notes": [note.localized(chosen) for note in found.notes] if found else [],
+            "view": _view(found, chosen) if found else None,
+            # Drawn here for a browser without JavaScript; the script draws its own in its place.
+            "timeline": timeline_figure(drawings, [r.rank for r in found.ranks], slowest, chosen) if found else "",
             "drawing": {
-                "slowest": next((i for i, r in enumerate(found.ranks) if r.rank == found.slowest_rank), 0),
+                "slowest": slowest,
                 "ranks": [{"rank": r.rank, **d.to_dict()} for r, d in zip(found.ranks, drawings, strict=True)],
             }
             if found
             else None,
+            # The same results in the other language, for the page's script to keep (see explain.js).
+            "other_results": environment(other).get_template("_explain_parts.html").module.results(_view(found, other))  # type: ignore[attr-defined]
+            if found
+            else "",
         }
         text = environment(chosen).get_template("explain.html").render(variables)
         return HTMLResponse(

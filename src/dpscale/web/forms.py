@@ -227,6 +227,8 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         except InvalidInput as exc:
             errors[name] = _said(exc, lang, named=exc.field != name)
             continue
+        if field.spec is not None:
+            values[name] = _option(field.spec, parsed[name], values[name])
         numeric = field.show is not None and field.read is not _measurements
         reading = thousands_reading(text, lang) if numeric else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
@@ -244,6 +246,21 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
             else:  # a rule across fields: on the first, naming the one at fault
                 errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
     return Form(lang, values, errors, result, readings)
+
+
+def _option(item: Input, value: Any, text: str) -> str:
+    """The option a menu shows for ``value`` read from ``text``: the core's own name of a choice.
+
+    A link may carry any name the core accepts (``sharding=full_shard``, ``FSDP``, ``overlap=no``);
+    the menu must show the option it was read as, else its first option shows and the first edit
+    sends that one instead. A name the core refuses is kept as typed, for its error to quote.
+    """
+    if item.kind == "switch":
+        return "on" if value else "off"
+    if item.kind == "choice":
+        with contextlib.suppress(InvalidInput):
+            return str(item.check(value))  # a synonym (full_shard, hsdp) as the strategy it is
+    return text
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:

@@ -8,9 +8,11 @@ or a chart that computes holds up no other request.
 from __future__ import annotations
 
 import base64
+import collections
 import functools
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
@@ -62,6 +64,7 @@ def _schedule_svg(result: pipeline.Bubble, lang: Lang, width: int = 640) -> str:
 # A chart's plot width: the page's 640, and a phone's (the <picture> source under 40rem), whose
 # SVG a 390 px screen shows near its own size, so that its 10 px text stays readable.
 PHONE_WIDTH = 290
+PAGE_WIDTH = 640
 Width = Annotated[int, Query(ge=200, le=1280, description="width of the plot area in pixels")]
 
 
@@ -91,12 +94,59 @@ def _short_query(values: Mapping[str, str]) -> str:
 
 
 def _chart_uri(name: str, result: Any, lang: Lang) -> str:
-    """A fit's or a prediction's chart as a data URI, for inputs too long for the chart's URL (measurements, a log)."""
+    """A fit's or a prediction's chart as a data URI, for inputs too long for the chart's URL (measurements, a log).
+
+    At the page's width, as the chart's URL gives it: the page's ``<img>`` shows it 640 px wide.
+    """
     from dpscale.charts import fit_chart, prediction_chart, to_svg
 
     chart = fit_chart(result, lang) if name == "fit" else prediction_chart(result.prediction, lang)
-    svg = to_svg(chart, lang=lang)
+    svg = to_svg(_at_width(chart, PAGE_WIDTH), lang=lang, width=PAGE_WIDTH)
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def _at_width(chart: Any, width: int) -> Any:
+    """``chart`` with each panel of a stack (/predict's four) drawn ``width`` pixels wide.
+
+    A stack's panels take their container's width, which an SVG has not: without this they are
+    drawn at Vega-Lite's default (a phone's width) whatever the page asks.
+    """
+    panels = getattr(chart, "vconcat", None)
+    if not panels:
+        return chart
+    sized = chart.copy(deep=False)
+    sized.vconcat = [panel.properties(width=width) if panel.width == "container" else panel for panel in panels]
+    return sized
+
+
+class _Kept:
+    """The last :data:`KEPT_CHARTS` charts drawn, by what their URL says (a bounded LRU, shared by threads).
+
+    /predict's chart takes a quarter of a second to draw (four panels through Vega), and a page
+    asks for it again at each visit and at each width; the same URL draws the same chart.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.lock = threading.Lock()
+        self.kept: collections.OrderedDict[Hashable, str] = collections.OrderedDict()
+
+    def get(self, key: Hashable) -> str | None:
+        with self.lock:
+            svg = self.kept.get(key)
+            if svg is not None:
+                self.kept.move_to_end(key)
+            return svg
+
+    def put(self, key: Hashable, svg: str) -> None:
+        with self.lock:
+            self.kept[key] = svg
+            self.kept.move_to_end(key)
+            while len(self.kept) > self.most:
+                self.kept.popitem(last=False)
+
+
+KEPT_CHARTS = 64  # some 60 kB each
 
 
 async def _posted(request: Request) -> dict[str, str]:
@@ -241,14 +291,24 @@ def page_router() -> APIRouter:
             return form_errors(form)
         return svg(_schedule_svg(form.result, chosen, width))
 
+    kept = _Kept(KEPT_CHARTS)
+    predict_fields = {*CALCULATORS["predict"].fields, "from"}
+
     @router.get("/chart/predict.svg")
-    def predict_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
+    def predict_chart(request: Request, lang: str | None = None, width: Width = PAGE_WIDTH) -> Response:
         from dpscale.charts import prediction_chart, to_svg
 
-        chosen, form = chart_form("predict", request, lang)
-        if form.result is None:
-            return form_errors(form)
-        return svg(to_svg(prediction_chart(form.result.prediction, chosen), lang=chosen, width=width))
+        chosen = choose_lang(request, lang)
+        # What the chart is drawn from: its inputs, in any order, and what the language and width say.
+        key = (chosen, width, tuple(sorted((k, v) for k, v in request.query_params.items() if k in predict_fields)))
+        drawn = kept.get(key)
+        if drawn is None:
+            form = read_form(CALCULATORS["predict"], chosen, dict(request.query_params))
+            if form.result is None:
+                return form_errors(form)
+            drawn = to_svg(_at_width(prediction_chart(form.result.prediction, chosen), width), lang=chosen, width=width)
+            kept.put(key, drawn)
+        return svg(drawn)
 
     @router.get("/chart/fit.svg")
     def fit_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:

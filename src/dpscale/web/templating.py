@@ -10,6 +10,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -17,6 +18,7 @@ from markupsafe import Markup
 from dpscale._version import __version__
 from dpscale.format import format_number
 from dpscale.i18n import Lang, translation
+from dpscale.web.delivery import static_url
 from dpscale.web.language import lang_of
 
 __all__ = ["TEMPLATES", "environment", "missing_page", "refusal_page"]
@@ -37,6 +39,7 @@ def environment(lang: Lang) -> Environment:
     env.policies["ext.i18n.trimmed"] = True
     env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["_"] = env.globals["gettext"] = _gettext(lang)
+    env.globals["static"] = static_url  # a static file's URL with its version: browsers keep it
     return env
 
 
@@ -100,7 +103,13 @@ def missing_page(path: str, lang: str | None, accept_language: str) -> str:
             lang=chosen,
             other_lang=other,
             calc=None,
-            slot=lambda name: f"/?lang={other}",  # the language switch: the other language's first page
+            slot=lambda name: f"{_same_path(path)}?lang={other}",  # the language switch: the same address
             version=__version__,
         )
     )
+
+
+def _same_path(path: str) -> str:
+    """``path`` as a link on this site may carry it: quoted, and one leading slash, never a link to another
+    host (``//host``, ``/\\host`` as a browser reads them)."""
+    return "/" + quote(path.lstrip("/\\")[:1000], safe="/")

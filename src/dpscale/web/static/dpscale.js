@@ -29,8 +29,37 @@
     return kept.toString();
   }
 
+  // What a screen reader hears when the results change (#said, a status): one line, not the tables.
+  // A part may mark its line (data-said); else the main figure, else the last row of the first
+  // table by its first two headers, else the placeholder that says why there is none.
+  var said = document.getElementById("said");
+  function text(el) { return el ? el.textContent.replace(/\s+/g, " ").trim() : ""; }
+  function summary() {
+    var results = document.getElementById("results");
+    if (!results) return "";
+    var french = document.documentElement.lang === "fr";
+    var colon = french ? "\u00a0: " : ": ";
+    var marked = results.querySelector("[data-said]");
+    if (marked) return text(marked);
+    var main = results.querySelector(".results .main");
+    if (main) return text(main.querySelector("dt")) + colon + text(main.querySelector("dd"));
+    var table = results.querySelector("table");
+    var rows = table && table.tBodies.length ? table.tBodies[0].rows : [];
+    if (rows.length) {
+      var heads = table.tHead ? table.tHead.rows[0].cells : [];
+      var last = rows[rows.length - 1].cells;
+      var parts = [];
+      for (var i = 0; i < Math.min(2, last.length); i++) parts.push((heads[i] ? text(heads[i]) + colon : "") + text(last[i]));
+      return parts.join(french ? "\u00a0; " : "; ");
+    }
+    return text(results.querySelector(".placeholder"));
+  }
+  function say() {
+    if (said) said.textContent = summary();
+  }
+
   // Said under the form, and in place of results that no longer match the inputs.
-  function refuse(text) {
+  function refuse(text) {  // said once, by the alert under the form
     if (refused) { refused.textContent = text; refused.hidden = false; }
     var results = document.getElementById("results");
     if (results) {
@@ -89,6 +118,7 @@
         if (refused) refused.hidden = true;
         // The fragment holds the results, the worked example and every field's error, each by id.
         Array.prototype.forEach.call(doc.body.querySelectorAll(":scope > [id]"), function (el) { swap(doc, el.id); });
+        say();
         document.dispatchEvent(new CustomEvent("dpscale:updated"));
       })
       .catch(function (err) { if (err.name !== "AbortError") refuse(form.getAttribute("data-failed")); });

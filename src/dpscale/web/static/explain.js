@@ -15,6 +15,7 @@
   var server = document.getElementById("server");
   var error = document.getElementById("explain-error");
   var results = document.getElementById("results");
+  var said = document.getElementById("said");  // what a screen reader hears as the results change: a line
 
   var rules = window.dpscaleTraces;
   if (!rules) return;
@@ -193,30 +194,88 @@
   function analyse() {
     var files = Array.from(input.files || []);
     if (!files.length) { fail(words.none); return; }
+    forget();  // other files: the results kept are no longer theirs
     error.hidden = true;
     var timelines = [];
     var next = function (i) {
       if (i === files.length) return Promise.resolve();
-      results.replaceChildren(el("p", { class: "placeholder", id: "waiting" }, [say(words.reading, { file: files[i].name })]));
+      var reading = say(words.reading, { file: files[i].name });
+      results.replaceChildren(el("p", { class: "placeholder", id: "waiting" }, [reading]));
+      said.textContent = reading;
       return rules.readTrace(files[i], words, localMost, number(localMost, 0)).then(function (t) { timelines.push(t); return next(i + 1); });
     };
-    next(0).then(function () { show(rules.explain(timelines, words)); form.setAttribute("data-done", "local"); })
+    next(0).then(function () {
+      var found = rules.explain(timelines, words);
+      show(found);
+      said.textContent = words.efficiency + (lang === "fr" ? "\u00a0: " : ": ") + percent(found.efficiency);
+      keep({ kind: "local", timelines: timelines });
+      form.setAttribute("data-done", "local");
+    })
       .catch(function (err) { fail(err instanceof Refused ? err.text : String(err)); });
   }
 
-  // Results the server analysed come with the last step of each rank to draw.
-  var sent = document.getElementById("server-timeline");
-  if (sent) {
-    var given = JSON.parse(sent.getAttribute("data-drawing"));
+  // Results the server analysed come with the last step of each rank to draw, in place of the
+  // drawing the server made for a browser without JavaScript.
+  function drawSent(given) {
+    var sent = document.getElementById("server-timeline");
+    if (!sent || !given) return;
     var frame = figure(null);
     sent.replaceWith(frame);
     drawInto(frame, function () { return given.ranks; }, given.ranks.map(function (d) { return d.rank; }), given.slowest);
   }
 
+  // -- what is kept for the language switch ----------------------------------------------------
+  // The last results, in the tab's sessionStorage (gone with the tab, never sent): what the browser
+  // read (each rank's timeline, in no language: explained again in the page's), or what the server
+  // answered, in both languages, and its drawing. A page that opens with no results of its own
+  // shows them again; choosing files replaces them. Too large to keep (the storage's few MB): not kept.
+  var KEY = "dpscale:explain";
+  function keep(state) {
+    try { sessionStorage.setItem(KEY, JSON.stringify(state)); } catch (err) { forget(); }
+  }
+  function forget() {
+    try { sessionStorage.removeItem(KEY); } catch (err) { /* no storage: nothing kept */ }
+  }
+  function kept() {
+    try { return JSON.parse(sessionStorage.getItem(KEY) || "null"); } catch (err) { return null; }
+  }
+  function markup(box) {  // the results' markup, less the server's drawing: the script draws its own
+    var drawn = box.querySelector("#server-timeline");
+    if (drawn) drawn.replaceChildren();
+    return box.innerHTML;
+  }
+  function keptNote() {
+    return el("p", { class: "note", id: "kept" }, [words.kept]);
+  }
+
+  var data = document.getElementById("timeline-data");
+  if (data) {  // the server's results: kept in both languages, then drawn
+    var given = JSON.parse(data.getAttribute("data-drawing"));
+    var other = document.getElementById("results-other");
+    var html = {};
+    html[lang] = markup(results.cloneNode(true));
+    if (other) {
+      var box = document.createElement("div");
+      box.append(other.content.cloneNode(true));
+      html[other.getAttribute("lang")] = markup(box);
+    }
+    keep({ kind: "server", html: html, drawing: given });
+    drawSent(given);
+  } else if (error.hidden) {
+    var state = kept();
+    if (state && state.kind === "local") {
+      try { show(rules.explain(state.timelines, words)); results.prepend(keptNote()); } catch (err) { forget(); }
+    } else if (state && state.kind === "server" && state.html && typeof state.html[lang] === "string") {
+      results.innerHTML = state.html[lang];  // this server's own markup, kept by this page
+      results.prepend(keptNote());
+      drawSent(state.drawing);
+    }
+  }
+
   var maxUpload = parseInt(form.getAttribute("data-max-upload"), 10);
   form.addEventListener("submit", function (event) {
     var size = Array.from(input.files || []).reduce(function (total, f) { return total + f.size; }, 0);
-    if (server.checked && size <= maxUpload) return;  // posted: the server answers with the results filled in
+    if (server.checked && size <= maxUpload) { forget(); return; }  // posted: the server answers with the results
     event.preventDefault();
     if (server.checked) {  // not sent: the server would refuse it once sent
       fail(say(words.too_large, { size: number(size / 1048576, 1), mib: number(maxUpload / 1048576, 0) }));
