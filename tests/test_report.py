@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -16,7 +17,16 @@ from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
-from dpscale.report import Grid, Row, calibration_line, html_grid, html_rows, prediction_notes, scaling_rows
+from dpscale.report import (
+    Grid,
+    Row,
+    calibration_line,
+    html_grid,
+    html_rows,
+    prediction_grid,
+    prediction_notes,
+    scaling_rows,
+)
 
 
 class _Cells(HTMLParser):
@@ -81,7 +91,20 @@ def test_notebook_grid_of_a_prediction_and_a_fit() -> None:
     cluster = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
     page = predict([8, 64], Workload(938, 256, 25.6e6), cluster)._repr_html_()
     rows = cells(page).rows
-    assert rows[0] == ["Devices", "E", "A", "S", "Step", "Compute", "Comm.", "Wait", "Memory", "Bound by"]
+    # above each term, where its figure came from: one device's throughput given, the rest assumed
+    assert rows[0] == [
+        "Devices",
+        "E",
+        "A",
+        "S",
+        "Step",
+        "measuredCompute",
+        "assumedComm.",
+        "assumedWait",
+        "Memory",
+        "Bound by",
+    ]
+    assert "<th>measured<br>Compute</th>" in page
     assert rows[1][8] == "390.6\u00a0MiB"  # 25.6 M parameters at 16 bytes each (DDP, Adam), on every device
     assert [r[0] for r in rows[1:]] == ["8", "64"]
     assert all(re.fullmatch(r"\d+(\.\d)?% \(\d+–\d+\)", r[1]) for r in rows[1:])  # E and its interval
@@ -176,7 +199,39 @@ def test_the_calibration_line_counts_its_measurements(count: int, lang: Lang, he
 
 def test_an_assumed_variation_behind_the_straggler_wait_is_said() -> None:
     values = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6, "intra": "nvlink3"}
-    assumed = prediction_notes(PREDICT.build({**values, "inter": "ib-hdr"}).predict(), "en")
+    p = PREDICT.build({**values, "inter": "ib-hdr"}).predict()
+    assumed = prediction_notes(p, "en")
     assert any("assumed step-time variation of 2%" in note for note in assumed)
-    measured = prediction_notes(PREDICT.build({**values, "inter": "ib-hdr", "jitter": 0.05}).predict(), "en")
-    assert not any("assumed" in note for note in measured)
+    assert p.bottleneck == ["stragglers", "stragglers"]
+    assert [r[-1] for r in prediction_grid(p, "en").rows] == ["stragglers (assumed)"] * 2
+    told = PREDICT.build({**values, "inter": "ib-hdr", "jitter": 0.05}).predict()
+    assert not any("assumed step-time variation" in note for note in prediction_notes(told, "en"))
+    assert [r[-1] for r in prediction_grid(told, "en").rows] == ["stragglers"] * 2
+    assert told.source("straggler_wait") == "measured"
+
+
+def test_what_was_measured_binds_before_what_was_assumed() -> None:
+    # The same prediction, its communication said as read from a log: a term measured and costing
+    # something is named before a larger one assumed.
+    values = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6, "intra": "nvlink3"}
+    p = PREDICT.build({**values, "inter": "ib-hdr"}).predict()
+    assert p.straggler_wait[1] > p.exposed_communication[1] > 0
+    logged = replace(p, sources=(*p.sources[:1], ("exposed_communication", "log"), *p.sources[2:]))
+    assert logged.bottleneck == ["communication", "communication"]
+    assert logged.bottleneck_assumed() == [False, False]
+    assert prediction_grid(logged, "en").header[6] == "log\nComm."
+
+
+def test_every_term_says_its_source_in_both_languages() -> None:
+    values = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6, "intra": "nvlink3"}
+    p = PREDICT.build({**values, "inter": "ib-hdr", "input_throughput": 9000.0}).predict()
+    assert dict(p.sources) == {
+        "compute": "measured",
+        "exposed_communication": "assumed",
+        "straggler_wait": "assumed",
+        "input_wait": "measured",
+    }
+    assert p.to_dict()["assumptions"]["step_sources"] == dict(p.sources)
+    english = prediction_grid(p, "en").header
+    assert english[5:9] == ("measured\nCompute", "assumed\nComm.", "assumed\nWait", "measured\nInput")
+    assert all(len(h.split("\n")) == 2 for h in prediction_grid(p, "fr").header[5:9])  # the source above, in French

@@ -27,7 +27,7 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
-from dpscale.predict.defaults import DEFAULT_JITTER
+from dpscale.predict.wording import bound_by, calibration_line, prediction_notes, source_name
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch
@@ -196,18 +196,22 @@ def deadline_grid(dp: DeadlinePlan, lang: Lang) -> Grid:
 
 
 def prediction_grid(p: Prediction, lang: Lang) -> Grid:
-    """E(n) and where a step's time goes, one row per device count (the input column when modelled)."""
+    """E(n) and where a step's time goes, one row per device count (the input column when modelled).
+
+    Above each term's heading, where its figure came from (:mod:`dpscale.predict.sources`); the
+    bottleneck said as assumed where it rests on an assumption alone.
+    """
     _ = translation(lang).gettext
+
+    def term(heading: str, name: str) -> str:
+        source = p.source(name)
+        return heading if source is None else f"{source_name(source, lang)}\n{heading}"
+
     fed = p.workload.input_throughput is not None
-    header: tuple[str, ...] = (_("Devices"), "E", "A", "S", _("Step"), _("Compute"), _("Comm."), _("Wait"))
-    header += ((_("Input"),) if fed else ()) + (_("Memory"), _("Bound by"))
+    header: tuple[str, ...] = (_("Devices"), "E", "A", "S", _("Step"), term(_("Compute"), "compute"))
+    header += (term(_("Comm."), "exposed_communication"), term(_("Wait"), "straggler_wait"))
+    header += ((term(_("Input"), "input_wait"),) if fed else ()) + (_("Memory"), _("Bound by"))
     fits = p.fits
-    names = {
-        "compute": _("compute"),
-        "communication": _("communication"),
-        "stragglers": _("stragglers"),
-        "input": _("input"),
-    }
     rows = []
     low, high = p.efficiency_interval
     for i, n in enumerate(p.devices):
@@ -222,59 +226,9 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
             format_milliseconds(float(p.straggler_wait[i]), lang),
         )
         held = format_memory(float(p.memory.total[i]), lang) + ("" if fits is None or fits[i] else " ✗")
-        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, names[p.bottleneck[i]])
+        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, bound_by(p, i, lang))
         rows.append(row)
     return Grid(header, tuple(rows))
-
-
-def calibration_line(p: Prediction, lang: Lang) -> str | None:
-    """What a calibration found, in a sentence: each unknown fitted, with its 90 % range (None: none was made)."""
-    found = p.assumptions.get("calibration")
-    if not found:
-        return None
-    _ = translation(lang).gettext
-    names = {
-        "jitter": _("step-time variation"),
-        "network_share": _("network share"),
-        "interference": _("interference"),
-    }
-    parts = [
-        f"{names[name]} {format_percent(v['value'], lang)} "
-        f"({format_percent(v['low'], lang)}–{format_percent(v['high'], lang)})"
-        for name, v in found["fitted"].items()
-    ]
-    count = len(found["measured"])
-    catalog = translation(lang)
-    head = catalog.ngettext("Calibrated on %(n)s measurement", "Calibrated on %(n)s measurements", count) % {
-        "n": format_number(count, lang)
-    }
-    return _("%(head)s: %(found)s.") % {"head": head, "found": ", ".join(parts)} if parts else f"{head}."
-
-
-def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
-    """What a prediction's table leaves unsaid, a sentence each: where its interval comes from, the
-    measurement E is relative to, and what a calibration found (the terminal and the page alike)."""
-    _ = translation(lang).gettext
-    notes = [
-        _("E (low–high): its %(level)s interval, from what the model cannot know.")
-        % {"level": format_percent(p.level, lang)}
-    ]
-    if p.reference_devices is not None:
-        notes.append(
-            _("E relative to the measurement on %(n)s devices.") % {"n": format_number(p.reference_devices, lang)}
-        )
-    calibrated = calibration_line(p, lang)
-    if calibrated:
-        notes.append(calibrated)
-    elif p.cluster.jitter == DEFAULT_JITTER and "stragglers" in p.bottleneck:  # the default, not a measurement
-        notes.append(
-            _(
-                "The straggler wait comes from an assumed step-time variation of %(cv)s across devices: "
-                "give the one measured on your cluster."
-            )
-            % {"cv": format_percent(DEFAULT_JITTER, lang)}
-        )
-    return notes
 
 
 def levers_title(p: Prediction, lang: Lang) -> str:
@@ -376,7 +330,7 @@ def html_rows(rows: list[Row], css_class: str, *, emphasis: str | None = None) -
 def html_grid(grid: Grid, css_class: str) -> str:
     """An HTML table with a header row (and a caption for the title), every text escaped."""
     caption = f"<caption>{html.escape(grid.title)}</caption>" if grid.title else ""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in grid.header)
+    head = "".join(f"<th>{html.escape(h).replace(chr(10), '<br>')}</th>" for h in grid.header)  # a source above
     body = "".join(
         "<tr>" + "".join(_cell(c, i == grid.emphasis) for c in row) + "</tr>" for i, row in enumerate(grid.rows)
     )

@@ -169,7 +169,7 @@ def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:
 def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     _ = translation(lang).gettext
     out = _console()
-    from dpscale.predict.wording import lever_text
+    from dpscale.predict.wording import lever_line, levers_note, warning_lines
 
     table = _grid_table(report.prediction_grid(p, lang), no_wrap=True)
     _print_table(out, table)
@@ -185,6 +185,8 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
     out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
     for note in report.prediction_notes(p, lang):
         out.print(note)
+    for warning in warning_lines(p, lang):
+        out.print(Text(_("Warning: %(warning)s") % {"warning": warning}, style="yellow"))
     if levers:
         lever_table = Table(box=box.SIMPLE, pad_edge=False, title=report.levers_title(p, lang))
         lever_table.add_column(_("What if"), justify="left")
@@ -194,7 +196,7 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
             lever_table.add_column(_("Fits"), justify="left")
         for lever in levers:
             cells = [
-                lever_text(lever.name, lang),
+                lever_line(lever, lang),
                 format_percent(lever.efficiency, lang),
                 format_points(lever.gain, lang),
             ]
@@ -202,6 +204,9 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
                 cells.append(_("yes") if lever.fits else _("no"))
             lever_table.add_row(*cells)
         _print_table(out, lever_table)
+        note = levers_note(p, lang)
+        if note:
+            out.print(note)
 
 
 def print_explanation(e: Explanation, lang: Lang) -> None:

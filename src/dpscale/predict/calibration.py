@@ -1,8 +1,8 @@
-"""Calibrate the prediction on throughputs measured for the job itself, and narrow its interval.
+"""Calibrate the prediction on throughputs measured for the job itself, and say what it learned.
 
 What the model cannot know from the hardware (:mod:`dpscale.predict.uncertainty`: the step-time
-variation cv and the share of the network's bandwidth the job reaches) is fitted to measurements
-of the whole cluster's throughput at one size or several:
+variation cv, the share of the network's bandwidth the job reaches, the interference ρ) is fitted
+to measurements of the whole cluster's throughput at one size or several:
 
 - without one device's throughput (``speed_known`` false), the compute speed is the one for which
   the model gives back the measurement at the smallest measured size N exactly (the geometric mean
@@ -10,38 +10,81 @@ of the whole cluster's throughput at one size or several:
 - every other measurement is a residual, log(A_model(n)/A_measured(n)) over a measurement's
   run-to-run spread (3 %); so is each unknown's distance from its prior, in prior standard
   deviations. Bounded least squares (SciPy's trust-region reflective method, started from the
-  priors' medians: deterministic) minimises their squares: the priors' medians are kept where the
-  measurements say nothing (one node says nothing of the network), and the measurements win where
-  they say much.
+  priors' medians: deterministic) minimises their squares. A measurement of the job outweighs an
+  assumption: where a measured size is not given back within half its spread (1.5 %), the
+  measurements are weighed again, 4, 16 then 64 times, until each is, or the model cannot do
+  better (said where it is off by more than its spread).
 
-The covariance of the unknowns is the Gauss–Newton one, (JᵀJ)⁻¹ at the fit, scaled by the
-measurements' misfit where it exceeds their spread (a model that cannot pass near them is less
-sure of itself), and so is the spread added to the interval. A measurement the interconnect cannot
-allow at any value of the unknowns is refused, naming it.
+The covariance of the unknowns is the Gauss–Newton one, (JᵀJ)⁻¹ at the fit with the measurements
+at their own spread, scaled by the measurements' misfit where it exceeds their spread (a model
+that cannot pass near them is less sure of itself), and so is the spread added to the interval.
+
+What it learned is said for each unknown (:class:`Learned`): its prior and its posterior (median,
+90 % range); whether the measurements narrowed it (``fitted``), said nothing of it (``prior``: its
+prior kept), or fixed only its joint effect with another (``joint``: their posterior correlation
+is strong, each keeps its prior's range). Measurements that contradict the rest are said: one
+above what d·v allows with one device's throughput given is refused (by far) or warned of (within
+the spread), and a fit that lands at a bound of a prior, or a size not given back, is warned of.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from dpscale.errors import N_, InvalidInput
-from dpscale.predict import uncertainty
+from dpscale.messages import Message
+from dpscale.predict import sources, uncertainty
 from dpscale.predict.job import Cluster, Workload
-from dpscale.predict.model import Reference, _devices, _point, evaluator, with_interval
+from dpscale.predict.model import Reference, _devices, _point, below, evaluator, with_interval
 from dpscale.predict.prediction import Prediction
 from dpscale.predict.uncertainty import LEVEL, MEASUREMENT_SPREAD, PRIORS, Prior, Unknown
 
-__all__ = ["Fit", "MAX_MEASUREMENTS", "calibrate", "predict_calibrated"]
+__all__ = ["Fit", "Learned", "MAX_MEASUREMENTS", "calibrate", "predict_calibrated"]
 
 Array = npt.NDArray[Any]
 MAX_MEASUREMENTS = 1000  # measurements in one calibration: each costs a prediction per step of the fit
 _REFUSED = 1e3  # a residual for values at which the reference cannot be given back
+_WEIGHTS = (1.0, 4.0, 16.0, 64.0)  # how much more the measurements weigh, until each is given back
+NARROWED = 0.8  # an unknown that is this much of a direction the measurements told (its squared weight): fitted
+MOVED = 0.25  # one with less weight than this on all of them kept its prior
+JOINT = 0.4  # two unknowns each weighing this much in one direction: their joint effect told, not each
+ABOVE_IDEAL = 3 * MEASUREMENT_SPREAD  # a measurement this far above d·v is no noise: refused
+GIVEN_BACK = 0.5  # each measured size given back within half its spread (1.5 %) where the model can
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """What the measurements said of one unknown: its prior, its posterior, and how far they told it apart.
+
+    ``status``: ``fitted`` (narrowed or moved by the measurements), ``prior`` (they said nothing of
+    it: its prior kept) or ``joint`` (they fixed its joint effect with ``joint_with``, not its own;
+    its range stays its prior's).
+    """
+
+    name: Unknown
+    prior: Prior
+    median: float
+    low: float
+    high: float
+    status: Literal["fitted", "prior", "joint"]
+    joint_with: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.median,
+            "low": self.low,
+            "high": self.high,
+            "prior": self.prior.to_dict(),
+            "posterior": {"median": self.median, "low": self.low, "high": self.high},
+            "learned": self.status,
+            "joint_with": list(self.joint_with),
+        }
 
 
 @dataclass(frozen=True)
@@ -57,23 +100,20 @@ class Fit:
     misfit: float = 1.0  # how far the measurements sit from the model, in their spreads (at least 1)
     values: dict[str, float] = field(default_factory=dict)
     priors: Mapping[Unknown, Prior] = field(default_factory=lambda: dict(PRIORS))  # as the cluster has them
+    learned: tuple[Learned, ...] = ()
+    warnings: tuple[Message, ...] = ()
+
+    @property
+    def moved(self) -> tuple[str, ...]:
+        """The unknowns the measurements said something of (fitted, or jointly)."""
+        return tuple(found.name for found in self.learned if found.status != "prior")
 
     def to_dict(self) -> dict[str, Any]:
-        sd = np.sqrt(np.diag(self.covariance)) if self.names else np.zeros(0)
-        prior = self.priors
         return {
             "measured": [[m.devices, m.throughput] for m in self.measured],
             "given_back": list(self.given_back),
             "reference_devices": None if self.reference is None else self.reference.devices,
-            "fitted": {
-                name: {
-                    "value": self.values[name],
-                    "low": prior[name].from_x(float(self.centre[i] - uncertainty.quantile(LEVEL) * sd[i])),
-                    "high": prior[name].from_x(float(self.centre[i] + uncertainty.quantile(LEVEL) * sd[i])),
-                    "prior": {"median": prior[name].median, "low": prior[name].low, "high": prior[name].high},
-                }
-                for i, name in enumerate(self.names)
-            },
+            "fitted": {found.name: found.to_dict() for found in self.learned},
             "misfit": self.misfit,
         }
 
@@ -86,22 +126,56 @@ def _reference(measured: Sequence[Reference]) -> tuple[Reference, list[Reference
     return reference, [m for m in measured if m.devices != smallest]
 
 
+def _shown(measured: Sequence[Reference]) -> str:
+    return ", ".join(f"{m.devices}:{m.throughput:g}" for m in measured)
+
+
+def _checked(measured: Sequence[Reference], workload: Workload) -> list[Message]:
+    """With one device's throughput v given, no measurement may pass d·v by more than its spread."""
+    v = workload.per_device_throughput
+    warnings = []
+    for m in measured:
+        ideal = m.devices * v
+        if m.throughput > ideal * (1 + ABOVE_IDEAL):
+            raise InvalidInput(
+                "measured",
+                f"{m.devices}:{m.throughput:g}",
+                N_(
+                    "at most what %(n)s devices at the per-device throughput %(v)s give together, d·v = %(ideal)s "
+                    "(this is %(times)s times that): check both, or leave the per-device throughput out to "
+                    "calibrate it on the measurement"
+                ),
+                params={"n": m.devices, "v": f"{v:g}", "ideal": f"{ideal:g}", "times": f"{m.throughput / ideal:.2g}"},
+            )
+        if m.throughput > ideal:
+            warnings.append(
+                Message.of(
+                    "The measurement %(measured)s is above what %(n)s devices at the per-device throughput %(v)s "
+                    "give together (d·v = %(ideal)s): within a measurement's spread, taken as noise; check both.",
+                    measured=f"{m.devices}:{m.throughput:g}",
+                    n=m.devices,
+                    v=f"{v:g}",
+                    ideal=f"{ideal:g}",
+                )
+            )
+    return warnings
+
+
 def calibrate(
     measured: Sequence[Reference],
     workload: Workload,
     cluster: Cluster,
     *,
     speed_known: bool = False,
-    jitter_known: bool = False,
+    jitter_known: bool | None = None,
 ) -> Fit:
     """Fit the unknowns to ``measured`` (see the module's docstring)."""
-    from scipy.optimize import least_squares
-
     points = list(measured)
     if not points or len(points) > MAX_MEASUREMENTS:
         raise InvalidInput(
             "measured", points, N_("from 1 to %(most)s measurements"), params={"most": str(MAX_MEASUREMENTS)}
         )
+    warnings = _checked(points, workload) if speed_known else []
     reference, others = (None, points) if speed_known else _reference(points)
     names = tuple(uncertainty.unknowns(cluster, jitter_known=jitter_known))
     prior = uncertainty.priors(cluster)
@@ -110,49 +184,210 @@ def calibrate(
     sizes = _devices([m.devices for m in others]) if others else np.zeros(0, dtype=np.int64)
     observed = np.log([m.throughput for m in others]) if others else np.zeros(0)
 
-    def values_of(x: Array) -> dict[str, float]:
-        return {name: prior[name].from_x(float(v)) for name, v in zip(names, x, strict=True)}
-
     def data(x: Array) -> Array:
-        c = uncertainty.apply(cluster, values_of(x))
+        c = uncertainty.apply(cluster, uncertainty.centre_values(names, x, prior))
         with np.errstate(all="ignore"):
             given = _point(sizes, workload, c, reference).actual_throughput
         return np.asarray((np.log(given) - observed) / MEASUREMENT_SPREAD)
 
-    def residuals(x: Array) -> Array:
-        prior = (x - prior_x) / prior_sd
+    def residuals(x: Array, weight: float) -> Array:
         try:
             fitted = data(x)
         except InvalidInput:
             fitted = np.full(len(others), _REFUSED)
-        return np.concatenate([np.where(np.isfinite(fitted), fitted, _REFUSED), prior])
+        return np.concatenate([weight * np.where(np.isfinite(fitted), fitted, _REFUSED), (x - prior_x) / prior_sd])
 
     centre, covariance, misfit = prior_x, prior_cov, 1.0
+    data_jacobian: Array | None = None
+    kept: list[int] = []
     if others and names:
-        low, high = zip(*(prior[name].x_bounds for name in names), strict=True)
-        start = np.clip(prior_x, np.asarray(low) + 1e-9, np.asarray(high) - 1e-9)
-        result = least_squares(residuals, start, bounds=(low, high), method="trf", x_scale=prior_sd, diff_step=1e-4)
-        centre = np.asarray(result.x)
-        jacobian = np.asarray(result.jac)
-        covariance = np.linalg.pinv(jacobian.T @ jacobian)
+        bounds = tuple(np.asarray(side) for side in zip(*(prior[name].x_bounds for name in names), strict=True))
+        everything = list(range(len(names)))
+        centre, covariance, data_jacobian = _solve(residuals, prior_x, prior_sd, bounds, len(others), everything)
+        # what the measurements said nothing of keeps its prior, median too: the others fitted without it
+        found = _learned(names, centre, covariance, prior, data_jacobian)
+        kept = [i for i, one in enumerate(found) if one.status == "prior"]
+        free = [i for i in everything if i not in kept]
+        if kept and free:
+            centre, covariance, data_jacobian = _solve(residuals, prior_x, prior_sd, bounds, len(others), free)
+        elif kept:
+            centre, covariance = prior_x, prior_cov
     if others:
         try:
             fitted = data(centre)
         except InvalidInput:
             raise InvalidInput(
                 "measured",
-                ", ".join(f"{m.devices}:{m.throughput:g}" for m in points),
+                _shown(points),
                 N_("throughputs the interconnect allows at each size, with any step-time variation and network share"),
             ) from None
         misfit = max(1.0, math.sqrt(float(np.mean(np.square(fitted)))))
         covariance = covariance * misfit**2
-    values = values_of(centre)
+    values = uncertainty.centre_values(names, centre, prior)
     c = uncertainty.apply(cluster, values)
-    given_back: tuple[float, ...] = ()
-    if points:
-        at = _devices([m.devices for m in points])
-        given_back = tuple(_point(at, workload, c, reference).actual_throughput.tolist())
-    return Fit(names, centre, covariance, reference, tuple(points), given_back, misfit, values, prior)
+    at = _devices([m.devices for m in points])
+    given_back = tuple(_point(at, workload, c, reference).actual_throughput.tolist())
+    told = None if data_jacobian is None else data_jacobian / misfit
+    learned = _learned(names, centre, covariance, prior, told, kept=kept)
+    warnings += _contradictions(points, given_back, learned, centre, prior)
+    return Fit(
+        names, centre, covariance, reference, tuple(points), given_back, misfit, values, prior, learned, tuple(warnings)
+    )
+
+
+def _solve(
+    residuals: Any, prior_x: Array, prior_sd: Array, bounds: tuple[Array, ...], count: int, free: Sequence[int]
+) -> tuple[Array, Array, Array]:
+    """The unknowns ``free`` fitted (the others at their priors' medians): the centre, covariance and the
+    measurements' Jacobian, all unknowns wide. ``count``: the measurements among the residuals."""
+    from scipy.optimize import least_squares
+
+    at = np.asarray(free)
+    low, high = bounds[0][at], bounds[1][at]
+    start = np.clip(prior_x[at], low + 1e-9, high - 1e-9)
+
+    def some(x: Array, weight: float) -> Array:
+        whole = prior_x.copy()
+        whole[at] = x
+        return np.asarray(residuals(whole, weight))
+
+    steps = 1e-4 * prior_sd[at]
+
+    def slopes(x: Array, weight: float) -> Array:
+        """Forward differences at steps of a ten-thousandth of each prior's spread (SciPy's relative steps
+        vanish where an unknown's normal scale is near 0: a share of one half, a measured network's 1)."""
+        here = some(x, weight)
+        out = np.empty((len(here), len(x)))
+        for k in range(len(x)):
+            moved = x.copy()
+            moved[k] += steps[k] if moved[k] + steps[k] <= high[k] else -steps[k]
+            out[:, k] = (some(moved, weight) - here) / (moved[k] - x[k])
+        return out
+
+    def fitted_at(weight: float) -> tuple[float, Array, Array]:
+        """The fit with the measurements weighed ``weight`` times: its worst residual (in spreads), x, J."""
+        result = least_squares(
+            some, start, jac=slopes, bounds=(low, high), method="trf", x_scale=prior_sd[at], args=(weight,)
+        )
+        jacobian = np.asarray(result.jac)
+        jacobian[:count] /= weight  # the measurements at their own spread for the covariance
+        return float(np.max(np.abs(result.fun[:count]))) / weight, np.asarray(result.x), jacobian
+
+    best = fitted_at(_WEIGHTS[0])
+    for weight in _WEIGHTS[1:]:  # a measurement outweighs an assumption: each given back if it can be
+        if best[0] <= GIVEN_BACK:
+            break
+        tried = fitted_at(weight)
+        if tried[0] < best[0] - 1e-6:
+            best = tried
+    _, x, jacobian = best
+    centre = prior_x.copy()
+    centre[at] = x
+    covariance = np.diag(np.square(prior_sd))
+    covariance[np.ix_(at, at)] = np.linalg.pinv(jacobian.T @ jacobian)
+    data = np.zeros((count, len(prior_x)))
+    data[:, at] = jacobian[:count]
+    return centre, covariance, data
+
+
+def _learned(
+    names: Sequence[Unknown],
+    centre: Array,
+    covariance: Array,
+    prior: Mapping[Unknown, Prior],
+    data: Array | None,
+    *,
+    kept: Sequence[int] = (),
+) -> tuple[Learned, ...]:
+    """Each unknown's prior and posterior, and whether the measurements told it apart.
+
+    ``data``: the measurements' Jacobian on the unknowns' normal scales, in spreads (None: only the
+    reference was measured). In prior standard deviations, its information matrix's eigenvectors
+    (of eigenvalues above 0) are the directions the measurements tell; an unknown with little
+    weight on them keeps its prior; one that is most of such a direction is fitted; one that
+    shares them with another is fitted jointly with it.
+    """
+    z = uncertainty.quantile(LEVEL)
+    scale = np.array([prior[name].sd for name in names])
+    learned_directions = np.zeros((len(names), 0))
+    if data is not None and len(names) and data.size:
+        standard = data * scale  # per prior standard deviation
+        values, vectors = np.linalg.eigh(standard.T @ standard)
+        learned_directions = vectors[:, values > 1e-9 * max(float(values.max()), 1e-300)]
+    sd = np.sqrt(np.maximum(np.diag(covariance), 0.0)) if names else np.zeros(0)
+    out = []
+    for i, name in enumerate(names):
+        p = prior[name]
+        median = p.from_x(float(centre[i]))
+        weights = np.square(learned_directions[i]) if learned_directions.size else np.zeros(0)
+        if i in kept or float(weights.sum()) < MOVED:
+            out.append(Learned(name, p, median, p.low, p.high, "prior"))
+            continue
+        alone = bool(np.any(weights >= NARROWED))
+        shared = tuple(
+            names[j]
+            for j in range(len(names))
+            if j != i and np.any((weights >= JOINT**2) & (np.square(learned_directions[j]) >= JOINT**2))
+        )
+        if alone or not shared:
+            low, high = p.from_x(float(centre[i] - z * sd[i])), p.from_x(float(centre[i] + z * sd[i]))
+            out.append(Learned(name, p, median, low, high, "fitted"))
+        else:  # their joint effect is fixed, not each: each keeps its prior's range about its median
+            low, high = p.from_x(float(centre[i]) - z * p.sd), p.from_x(float(centre[i]) + z * p.sd)
+            out.append(Learned(name, p, median, low, high, "joint", shared))
+    return tuple(out)
+
+
+_NAMES = {
+    "jitter": N_("step-time variation"),
+    "network_share": N_("network share"),
+    "interference": N_("interference"),
+}
+
+
+def _contradictions(
+    points: Sequence[Reference],
+    given_back: Sequence[float],
+    learned: Sequence[Learned],
+    centre: Array,
+    prior: Mapping[Unknown, Prior],
+) -> list[Message]:
+    """What makes the measurements unlikely: a fit at a bound of a prior, a size not given back within its spread."""
+    out = []
+    bounded = []
+    for i, found in enumerate(learned):
+        low, high = prior[found.name].x_bounds
+        if found.status != "prior" and min(float(centre[i]) - low, high - float(centre[i])) < 1e-3 * (high - low):
+            bounded.append((found.name, found.median))
+    if bounded:  # a list of names, each in the user's language: a template of its own places
+        names = Message(
+            ", ".join(f"%({i})s" for i in range(len(bounded))),
+            tuple((str(i), Message(_NAMES[name])) for i, (name, _) in enumerate(bounded)),
+        )
+        out.append(
+            Message.of(
+                "The measurements %(measured)s put the %(unknowns)s at the bounds of what they may be: they "
+                "disagree with the other inputs (the per-device throughput, the links, the model's size); check them.",
+                measured=_shown(points),
+                unknowns=names,
+            )
+        )
+    for m, back in zip(points, given_back, strict=True):
+        ratio = back / m.throughput
+        off = math.log(ratio) if ratio > 0 and math.isfinite(ratio) else math.inf
+        if abs(off) > MEASUREMENT_SPREAD * 1.0001:
+            out.append(
+                Message.of(
+                    "The model gives back the measurement %(measured)s as %(given)s (%(off)s %%), beyond a "
+                    "measurement's spread of %(spread)s %%: the measurements disagree with each other or with the "
+                    "other inputs.",
+                    measured=f"{m.devices}:{m.throughput:g}",
+                    given=float(round(back)) if math.isfinite(back) else back,
+                    off=f"{100 * (ratio - 1):+.1f}",
+                    spread=f"{100 * MEASUREMENT_SPREAD:g}",
+                )
+            )
+    return out
 
 
 def predict_calibrated(
@@ -162,10 +397,13 @@ def predict_calibrated(
     measured: Sequence[Reference],
     *,
     speed_known: bool = False,
-    jitter_known: bool = False,
+    jitter_known: bool | None = None,
     level: float = LEVEL,
 ) -> Prediction:
     """E(n) and A(n) from the model calibrated on ``measured``, with the interval what stays unknown leaves.
+
+    The estimate is the model at the fitted values, and the interval is drawn about it from the
+    fit's covariance (:mod:`dpscale.predict.uncertainty`).
 
     >>> from dpscale.predict.presets import link
     >>> cluster = Cluster(link("intra", "nvlink3"), 8, link("inter", "ib-hdr", nics=8))
@@ -178,19 +416,27 @@ def predict_calibrated(
     """
     n = _devices(devices)
     fit = calibrate(measured, workload, cluster, speed_known=speed_known, jitter_known=jitter_known)
-    values: Mapping[str, float] = fit.values
-    point = _point(n, workload, uncertainty.apply(cluster, values), fit.reference)
+    point = _point(n, workload, uncertainty.apply(cluster, fit.values), fit.reference)
     evaluate = evaluator(n, workload, cluster, fit.reference)
     at_reference = None if fit.reference is None else fit.reference.devices
     spread = uncertainty.spread_at(n, at_reference, MEASUREMENT_SPREAD * fit.misfit)
     _, low, high = uncertainty.band(
-        evaluate, fit.names, fit.centre, fit.covariance, level, spread=spread, prior=fit.priors
+        evaluate,
+        fit.names,
+        fit.centre,
+        fit.covariance,
+        level,
+        spread=spread,
+        prior=fit.priors,
+        open_above=below(n, at_reference),
+        extra=[("network_share", uncertainty.widening(cluster, n))],
     )
     out = with_interval(point, low, high, level)
-    return _noted(out, fit)
-
-
-def _noted(p: Prediction, fit: Fit) -> Prediction:
-    from dataclasses import replace
-
-    return replace(p, assumptions={**p.assumptions, "calibration": fit.to_dict()})
+    speed: sources.Source = "measured" if speed_known else "fitted"
+    said = sources.of(int(n.max()), workload, cluster, speed=speed, unknowns=fit.names, learned=fit.moved)
+    return replace(
+        out,
+        assumptions={**out.assumptions, "calibration": fit.to_dict()},
+        sources=said,
+        warnings=out.warnings + fit.warnings,
+    )

@@ -70,18 +70,50 @@ class Request:
             found = replace(found, assumptions={**found.assumptions, "network_profile": self.network})
         if self.traced is None:
             return found
-        return replace(found, assumptions={**found.assumptions, "from_trace": self.traced.to_dict()})
+        return replace(
+            found,
+            assumptions={**found.assumptions, "from_trace": self.traced.to_dict()},
+            sources=self._traced_sources(found.sources),
+            warnings=self.traced.warnings + found.warnings,
+        )
+
+    def _traced_sources(self, said: Any) -> Any:
+        """The terms' sources, with what the traces set said as theirs."""
+        found = dict(said)
+        if self.traced is None:
+            return said
+        taken = self.traced.taken
+        if "speed" in taken:
+            found["compute"] = "trace"
+        if "jitter" in taken:
+            found["straggler_wait"] = "trace"
+        if self.traced.tier and found.get("exposed_communication") != "fitted":
+            found["exposed_communication"] = "trace"
+        return tuple(found.items())
 
     def levers(self) -> list[Lever]:
-        from dpscale.predict import calibration, model, uncertainty
+        from dpscale.predict import calibration, model, sources, uncertainty
 
-        if not self.measured:
-            return model.levers(list(self.devices), self.workload, self.cluster, reference=self.reference)
-        fit = calibration.calibrate(
-            self.measured, self.workload, self.cluster, speed_known=self.speed_known, jitter_known=self.jitter_known
+        if self.measured:
+            fit = calibration.calibrate(
+                self.measured, self.workload, self.cluster, speed_known=self.speed_known, jitter_known=self.jitter_known
+            )
+            cluster, reference, estimate = uncertainty.apply(self.cluster, fit.values), fit.reference, False
+            names, learned = fit.names, fit.moved
+        else:
+            cluster, reference, estimate = self.cluster, self.reference, True
+            names, learned = tuple(uncertainty.unknowns(self.cluster, jitter_known=self.jitter_known)), ()
+        speed: sources.Source = "measured" if self.speed_known else "fitted"
+        said = sources.of(max(self.devices), self.workload, self.cluster, speed=speed, unknowns=names, learned=learned)
+        return model.levers(
+            list(self.devices),
+            self.workload,
+            cluster,
+            reference=reference,
+            sources=dict(self._traced_sources(said)),
+            estimate=estimate,
+            jitter_known=self.jitter_known,
         )
-        cluster = uncertainty.apply(self.cluster, fit.values)
-        return model.levers(list(self.devices), self.workload, cluster, reference=fit.reference)
 
 
 def build(values: Values) -> Request:
@@ -194,7 +226,7 @@ def build(values: Values) -> Request:
         from dpscale.predict.traced import calibrated
 
         given = {"speed_given": speed_known or bool(measured), "jitter_given": jitter_known}
-        workload, cluster, traced = calibrated(run.calibration, workload, cluster, **given)
+        workload, cluster, traced = calibrated(run.calibration, workload, cluster, ranks=run.ranks, **given)
         speed_known = speed_known or traced.per_device_throughput is not None
         jitter_known = True  # measured by the traces, or given
     return Request(

@@ -13,9 +13,16 @@ One optimizer step on each device:
                  (``interference``, 0 unless calibrated): NCCL's kernels take streaming
                  multiprocessors and memory bandwidth from the compute they run beside, so
                  T_exposed += ρ·(T_comm − T_exposed).
-    T_wait     = T_c · cv · √(2 ln n)           waiting for the slowest of n ranks whose step times
-                                               vary with coefficient of variation cv (the expected
-                                               maximum of n normal draws, to first order)
+    T_wait     = T_c · (f + cv·(√(2 ln g) + √(2 ln m)))
+                                               waiting for the slowest rank: the g = min(n, devices
+                                               per node) ranks of a node and the m = n/(devices per
+                                               node) nodes (at least 1) each vary at random with
+                                               coefficient of variation cv, and the slowest of k normal
+                                               draws is about √(2 ln k) standard deviations above their
+                                               mean (to first order); a rank's own noise and its node's
+                                               (host, network card, switch port) add. f is a fixed
+                                               imbalance: one rank slower by f of the step every step
+                                               (as traces show it), the same at any n ≥ 2
     T_input    = k · max(0, g·b/L − b/v)        when the input pipeline of a node (loading,
                                                decoding, augmenting) sustains L samples/s for all
                                                its g = min(n, devices per node) devices: it runs
@@ -32,6 +39,10 @@ That is replicated data parallelism (DDP). Sharded strategies (ZeRO 1–3, FSDP,
 T_comm and T_exposed with their reduce-scatters and all-gathers (:mod:`dpscale.predict.sharding`),
 which also says what each device holds in memory.
 
+What the hardware does not say (cv, the network's achieved share, the interference ρ) is taken at
+the median of its prior or of its calibration, for the estimate and its interval alike
+(:mod:`dpscale.predict.uncertainty`).
+
 A reference measurement (the whole cluster's throughput A_N measured on N devices) may stand in
 for one device's throughput: the compute time is then the one for which the model's step time at
 N gives A_N back, and E(n) is stated relative to N, T_step(N) / T_step(n), as LLM reports do.
@@ -41,33 +52,37 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
-from dpscale.predict import pricing, uncertainty
+from dpscale.predict import pricing, sources, uncertainty
 from dpscale.predict import sharding as sharded
-from dpscale.predict.collectives import Link
-from dpscale.predict.defaults import BACKWARD_SHARE, Sharding
+from dpscale.predict.defaults import BACKWARD_SHARE
 from dpscale.predict.job import Cluster, Reference, Workload, assumptions
+from dpscale.predict.levers import Lever, levers  # the what-ifs, which call back into this module
 from dpscale.predict.prediction import Memory, Prediction
 from dpscale.predict.uncertainty import LEVEL
 
 __all__ = [
     "Cluster",
+    "Imbalanced",
     "Lever",
     "Memory",
     "Prediction",
     "Reference",
     "Workload",
+    "below",
+    "estimated",
     "evaluator",
     "input_wait",
     "levers",
     "predict",
     "step_terms",
+    "straggler_wait",
     "time_terms",
     "with_interval",
 ]
@@ -103,7 +118,7 @@ def step_terms(
     n = np.asarray(devices, dtype=np.float64)
     micro = np.divide(batch, per_device_throughput)
     compute = micro if np.all(np.equal(accumulation, 1)) else np.multiply(accumulation, micro)
-    wait = compute * cluster.jitter * np.sqrt(2 * np.log(n)) if cluster.jitter else 0.0
+    wait = straggler_wait(n, compute, cluster)
     buckets = np.maximum(1.0, np.ceil(np.divide(gradient_bytes, cluster.bucket_bytes)))
     found = pricing.terms(cluster, "all_reduce", n)
     measured = pricing.measured_shapes(cluster, "all_reduce")
@@ -123,6 +138,34 @@ def step_terms(
         communication = per_bucket * buckets
         exposed = sharded.exposed(per_bucket, buckets, BACKWARD_SHARE * micro, cluster.overlap)
     return compute, communication, exposed, wait
+
+
+def straggler_wait(n: Any, compute: Any, cluster: Cluster) -> Any:
+    """T_wait: the wait for the slowest rank per step, a fixed imbalance and the random variation (module docstring)."""
+    fixed = getattr(cluster, "imbalance", 0.0)  # a cluster whose traces showed one rank slow every step
+    if not cluster.jitter and not fixed:
+        return 0.0
+    per_node = float(cluster.devices_per_node)
+    node = np.minimum(n, per_node)
+    nodes = np.maximum(np.divide(n, per_node), 1.0)
+    draws = cluster.jitter * (np.sqrt(2 * np.log(node)) + np.sqrt(2 * np.log(nodes)))
+    return compute * (np.where(n >= 2, fixed, 0.0) + draws)
+
+
+@dataclass(frozen=True, slots=True)
+class Imbalanced(Cluster):
+    """A cluster one of whose ranks is slower than the others by ``imbalance`` of the step, every step.
+
+    What a run's traces show when the same rank is the slowest at each step (more work, a slower
+    device): a fixed wait that does not grow with the device count, unlike a random variation.
+    """
+
+    imbalance: float = 0.0
+
+    def __post_init__(self) -> None:
+        Cluster.__post_init__(self)
+        if not (0 <= self.imbalance < 100):
+            raise InvalidInput("imbalance", self.imbalance, "a share of the step from 0 to below 100 (0.1 is 10 %%)")
 
 
 def input_wait(
@@ -202,30 +245,56 @@ def predict(
     *,
     reference: Reference | None = None,
     level: float = LEVEL,
-    jitter_known: bool = False,
+    jitter_known: bool | None = None,
 ) -> Prediction:
     """Predict E(n), A(n), the step-time terms and the memory per device for each device count in ``devices``.
 
     With a ``reference`` measurement, one device's compute speed is calibrated on it and E(n) is
-    relative to its size. The interval at ``level`` spans what the unknowns' priors allow
-    (:mod:`dpscale.predict.uncertainty`) around the prediction as given, cv's only unless
-    ``jitter_known``; measurements narrow it (:mod:`dpscale.predict.calibration`).
+    relative to its size. What the hardware does not say (:func:`dpscale.predict.uncertainty.unknowns`:
+    cv unless ``jitter_known``, which by default is whether the cluster's cv differs from the one
+    assumed) is taken at its prior's median, and the interval at ``level`` spans what the priors
+    allow around that same estimate; measurements narrow it (:mod:`dpscale.predict.calibration`).
 
     >>> from dpscale.predict.collectives import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
     >>> [round(float(e), 3) for e in p.efficiency]
-    [1.0, 0.96]
+    [1.0, 0.959]
     """
     n = _devices(devices)
-    point = _point(n, workload, cluster, reference)
     names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
     prior = uncertainty.priors(cluster)
     centre, covariance = uncertainty.prior_centre(names, prior)
+    point = _point(n, workload, uncertainty.apply(cluster, uncertainty.centre_values(names, centre, prior)), reference)
     evaluate = evaluator(n, workload, cluster, reference)
-    spread = uncertainty.spread_at(n, None if reference is None else reference.devices)
-    _, low, high = uncertainty.band(evaluate, names, centre, covariance, level, spread=spread, prior=prior)
-    # the prediction as given need not sit at the priors' medians: the interval holds it too
-    return with_interval(point, np.minimum(low, point.efficiency), np.maximum(high, point.efficiency), level)
+    at = None if reference is None else reference.devices
+    _, low, high = uncertainty.band(
+        evaluate,
+        names,
+        centre,
+        covariance,
+        level,
+        spread=uncertainty.spread_at(n, at),
+        prior=prior,
+        open_above=below(n, at),
+        extra=[("network_share", uncertainty.widening(cluster, n))],
+    )
+    found = with_interval(point, low, high, level)
+    speed: sources.Source = "fitted" if reference else "measured"
+    return replace(found, sources=sources.of(int(n.max()), workload, cluster, speed=speed, unknowns=names))
+
+
+def below(n: Array, reference_devices: int | None) -> Array:
+    """Device counts below the measured size E is relative to: there E exceeds 1 and its range reaches up too."""
+    return np.asarray(n < reference_devices) if reference_devices is not None else np.zeros(n.shape, dtype=bool)
+
+
+def estimated(cluster: Cluster, *, jitter_known: bool | None = None) -> Cluster:
+    """``cluster`` with what the hardware does not say at its prior's median: what :func:`predict` estimates at."""
+    names = uncertainty.unknowns(cluster, jitter_known=jitter_known)
+    prior = uncertainty.priors(cluster)
+    return uncertainty.apply(
+        cluster, uncertainty.centre_values(names, uncertainty.prior_centre(names, prior)[0], prior)
+    )
 
 
 def evaluator(n: Array, workload: Workload, cluster: Cluster, reference: Reference | None) -> Any:
@@ -239,7 +308,8 @@ def evaluator(n: Array, workload: Workload, cluster: Cluster, reference: Referen
 
 
 def with_interval(p: Prediction, low: Array, high: Array, level: float) -> Prediction:
-    """``p`` with its efficiency interval, each bound kept within (0, E] and [E, ∞)."""
+    """``p`` with its efficiency interval, each bound kept within (0, E] and [E, ∞) (a no-op but for rounding:
+    the estimate is the interval's centre)."""
     low = np.clip(np.minimum(low, p.efficiency), np.finfo(float).tiny, None)
     return replace(p, efficiency_low=low, efficiency_high=np.maximum(high, p.efficiency), level=level)
 
@@ -272,118 +342,7 @@ def _point(n: Array, workload: Workload, cluster: Cluster, reference: Reference 
         c,
         sharded.memory(n, w, c),
         np.broadcast_to(sharded.communication_volume(n, w, c), n.shape).astype(np.float64),
-        assumptions(w, c, reference),
+        {**assumptions(w, c, reference), **({"imbalance": c.imbalance} if isinstance(c, Imbalanced) else {})},
         None if reference is None else reference.devices,
         reference_step,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Lever:
-    """A what-if: the change, and the efficiency it gives at the largest device count asked for.
-
-    ``fits``: whether each device's memory then holds what it must (None: its memory was not given).
-    """
-
-    name: str
-    description: str
-    efficiency: float
-    gain: float  # points of efficiency over the prediction as given
-    fits: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "efficiency": self.efficiency,
-            "gain": self.gain,
-            "fits": self.fits,
-        }
-
-
-def levers(devices: Any, workload: Workload, cluster: Cluster, *, reference: Reference | None = None) -> list[Lever]:
-    """The seed FAQ's levers and the other sharding strategies, each tried alone at the largest
-    device count; those that fit in the device's memory first, then the most efficient."""
-    n = int(_devices(devices).max())
-    if reference is not None:
-        workload = _calibrated(reference, workload, cluster)
-
-    def outcome(w: Workload, c: Cluster) -> tuple[float, bool | None]:
-        p = _point(np.asarray([n]), w, c, None)
-        fits = None if p.fits is None else bool(p.fits[0])
-        if reference is None:
-            return float(p.efficiency[0]), fits
-        # relative to the measurement: what each device delivers against what it delivered there
-        return float(p.actual_throughput[0]) / n / (reference.throughput / reference.devices), fits
-
-    base, _ = outcome(workload, cluster)
-
-    def faster(link: Link) -> Link:
-        return replace(link, bandwidth=2 * link.bandwidth)
-
-    options: list[tuple[str, str, Workload, Cluster]] = [
-        ("batch", "double the per-device batch", replace(workload, batch=2 * workload.batch), cluster),
-        (
-            "accumulation",
-            "accumulate twice as many micro-steps",
-            replace(workload, accumulation=2 * workload.accumulation),
-            cluster,
-        ),
-        (
-            "intra_bandwidth",
-            "double the bandwidth inside a node",
-            workload,
-            cluster.with_links(faster, tier="intra"),
-        ),
-        ("overlap", "overlap communication with the backward pass", workload, replace(cluster, overlap=True)),
-        ("balance", "balance the load: no step-time variation", workload, replace(cluster, jitter=0.0)),
-    ]
-    if workload.grad_bytes > 2:  # already 16 bits or fewer: nothing to offer
-        options.append(
-            ("fp16_gradients", "all-reduce gradients in 16 bits", replace(workload, grad_bytes=2.0), cluster)
-        )
-    if workload.input_throughput is not None:
-        options.append(
-            (
-                "input",
-                "double the input pipeline's throughput",
-                replace(workload, input_throughput=2 * workload.input_throughput),
-                cluster,
-            )
-        )
-    if cluster.inter is not None:
-        options.append(
-            (
-                "inter_bandwidth",
-                "double the network bandwidth between nodes",
-                workload,
-                cluster.with_links(faster, tier="inter"),
-            )
-        )
-    for algorithm in ("ring", "tree", "hierarchical"):
-        if algorithm != cluster.algorithm:
-            options.append(
-                (
-                    f"algorithm_{algorithm}",
-                    f"use the {algorithm} all-reduce",
-                    workload,
-                    replace(cluster, algorithm=algorithm),
-                )
-            )
-    for strategy in get_args(Sharding):
-        if strategy != cluster.sharding:
-            instead = f"{strategy} instead of {cluster.sharding}"
-            group = cluster.shard_group if strategy == "hybrid" else None
-            options.append(
-                (f"sharding_{strategy}", instead, workload, replace(cluster, sharding=strategy, shard_group=group))
-            )
-    out = []
-    for name, description, w, c in options:
-        if c == cluster and w == workload:
-            continue  # already in effect
-        try:
-            e, fits = outcome(w, c)
-        except InvalidInput:  # a what-if past floating point (doubling 1e307 parameters): left out
-            continue
-        out.append(Lever(name, description, e, e - base, fits))
-    return sorted(out, key=lambda lever: (lever.fits is not False, lever.efficiency), reverse=True)

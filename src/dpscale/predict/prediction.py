@@ -15,7 +15,9 @@ import numpy.typing as npt
 from dpscale._display import ShowsAsTable
 
 if TYPE_CHECKING:
+    from dpscale.messages import Message
     from dpscale.predict.job import Cluster, Workload
+    from dpscale.predict.sources import Source
 
 __all__ = ["Bottleneck", "Memory", "Prediction"]
 
@@ -76,6 +78,14 @@ class Prediction(ShowsAsTable):
     efficiency_low: Array | None = None  # the interval at ``level`` (None: not worked out)
     efficiency_high: Array | None = None
     level: float = 0.9
+    # where each term's figure came from (compute, exposed_communication, straggler_wait, input_wait:
+    # dpscale.predict.sources); empty: not said
+    sources: tuple[tuple[str, Source], ...] = ()
+    warnings: tuple[Message, ...] = ()  # what the inputs make unlikely, said in the table, the JSON and the page
+
+    def source(self, term: str) -> Source | None:
+        """Where ``term``'s figure came from (None: not said)."""
+        return dict(self.sources).get(term)
 
     @property
     def step_time(self) -> Array:
@@ -124,14 +134,26 @@ class Prediction(ShowsAsTable):
 
     @property
     def bottleneck(self) -> list[Bottleneck]:
-        """What costs most beyond the compute itself, per device count ("compute" when nothing does)."""
+        """What costs most beyond the compute itself, per device count ("compute" when nothing does).
+
+        What was measured (or fitted, or read from a log or traces) comes first: the largest such
+        term that costs anything, and only where none does, the largest of those assumed.
+        """
         names: tuple[Bottleneck, ...] = ("communication", "stragglers", "input")
+        terms = ("exposed_communication", "straggler_wait", "input_wait")
         extra = np.stack([self.exposed_communication, self.straggler_wait, self.input_wait])
-        largest = np.argmax(extra, axis=0)  # ties: the first, communication
-        return [
+        found = np.array([self.source(term) not in (None, "assumed") for term in terms])
+        measured = np.where(found[:, None] & (extra > 0), extra, -1.0)
+        largest = np.where(measured.max(axis=0) > 0, np.argmax(measured, axis=0), np.argmax(extra, axis=0))
+        return [  # ties: the first, communication
             "compute" if value == 0 else names[i]
             for i, value in zip(largest.tolist(), extra.max(axis=0).tolist(), strict=True)
         ]
+
+    def bottleneck_assumed(self) -> list[bool]:
+        """Per device count, whether the bottleneck named rests on an assumption alone."""
+        terms = {"communication": "exposed_communication", "stragglers": "straggler_wait", "input": "input_wait"}
+        return [b in terms and self.source(terms[b]) == "assumed" for b in self.bottleneck]
 
     def to_dict(self) -> dict[str, Any]:
         fits = self.fits
@@ -194,4 +216,9 @@ class Prediction(ShowsAsTable):
                 a_high,
             ) in enumerate(columns)
         ]
-        return {"predictions": rows, "assumptions": {**self.assumptions, "interval_level": self.level}}
+        said = {"step_sources": dict(self.sources)} if self.sources else {}
+        return {
+            "predictions": rows,
+            "assumptions": {**self.assumptions, **said, "interval_level": self.level},
+            "warnings": [str(warning) for warning in self.warnings],
+        }

@@ -1,14 +1,36 @@
-"""The levers' what-ifs in words, in the user's language (shared by the CLI and the page)."""
+"""A prediction in words, in the user's language (shared by the CLI, the page and a notebook).
+
+The levers' what-ifs (and what each rests on), where each term of the step came from, what a
+calibration learned, what the traces set, the warnings, and the notes under the table. No numpy:
+the values arrive computed by the core.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from dpscale.format import format_milliseconds, format_number, format_percent
 from dpscale.i18n import Lang, translation
 
-__all__ = ["lever_text"]
+if TYPE_CHECKING:
+    from dpscale.predict.levers import Lever
+    from dpscale.predict.prediction import Prediction
+
+__all__ = [
+    "bound_by",
+    "calibration_line",
+    "lever_line",
+    "lever_text",
+    "levers_note",
+    "prediction_notes",
+    "source_name",
+    "trace_line",
+    "warning_lines",
+]
 
 
 def lever_text(name: str, lang: Lang) -> str:
-    """The what-if of :func:`dpscale.predict.model.levers`, in the user's language."""
+    """The what-if of :func:`dpscale.predict.levers.levers`, in the user's language."""
     _ = translation(lang).gettext
     texts = {
         "batch": _("double the per-device batch"),
@@ -26,3 +48,176 @@ def lever_text(name: str, lang: Lang) -> str:
     if name.startswith("sharding_"):  # sharding_zero3: the strategy instead of the one given
         return _("shard with %(strategy)s instead") % {"strategy": name.removeprefix("sharding_")}
     return texts[name]
+
+
+def lever_line(lever: Lever, lang: Lang) -> str:
+    """The what-if, after what it rests on where that was only assumed: ``if the step-time variation is 2 %: …``."""
+    text = lever_text(lever.name, lang)
+    if lever.condition is None:
+        return text
+    return translation(lang).gettext("%(condition)s: %(lever)s") % {
+        "condition": lever.condition.localized(lang),
+        "lever": text,
+    }
+
+
+def levers_note(p: Prediction, lang: Lang) -> str | None:
+    """Under the levers, what those on the links rest on where the links were assumed (None: they were not)."""
+    if p.source("exposed_communication") != "assumed":
+        return None
+    return translation(lang).gettext(
+        "Levers on measured terms come first. Those on the links are as good as the links' assumed figures "
+        "(a preset's or those typed, at the share of them assumed reached)."
+    )
+
+
+def source_name(source: str, lang: Lang) -> str:
+    """A term's source (:mod:`dpscale.predict.sources`) in a word."""
+    _ = translation(lang).gettext
+    names = {
+        "assumed": _("assumed"),
+        "measured": _("measured"),
+        "fitted": _("fitted"),
+        "log": _("log"),
+        "trace": _("trace"),
+    }
+    return names.get(source, source)
+
+
+def bound_by(p: Prediction, i: int, lang: Lang) -> str:
+    """What row ``i`` is bound by, said as assumed where its term was only assumed."""
+    _ = translation(lang).gettext
+    names = {
+        "compute": _("compute"),
+        "communication": _("communication"),
+        "stragglers": _("stragglers"),
+        "input": _("input"),
+    }
+    name = names[p.bottleneck[i]]
+    return _("%(cause)s (assumed)") % {"cause": name} if p.bottleneck_assumed()[i] else name
+
+
+def _unknown_name(name: str, lang: Lang) -> str:
+    _ = translation(lang).gettext
+    return {
+        "jitter": _("step-time variation"),
+        "network_share": _("network share"),
+        "interference": _("interference"),
+    }[name]
+
+
+def _range(low: float, high: float, lang: Lang) -> str:
+    return f"{format_percent(low, lang)}–{format_percent(high, lang)}"
+
+
+def calibration_line(p: Prediction, lang: Lang) -> str | None:
+    """What a calibration learned, in a sentence: each unknown's posterior beside its prior (None: none was made)."""
+    found = p.assumptions.get("calibration")
+    if not found:
+        return None
+    catalog = translation(lang)
+    _ = catalog.gettext
+    count = len(found["measured"])
+    head = catalog.ngettext("Calibrated on %(n)s measurement", "Calibrated on %(n)s measurements", count) % {
+        "n": format_number(count, lang)
+    }
+    parts = []
+    kept = []
+    for name, v in found["fitted"].items():
+        prior = v["prior"]
+        values = {
+            "name": _unknown_name(name, lang),
+            "median": format_percent(v["value"], lang),
+            "range": _range(v["low"], v["high"], lang),
+            "prior": format_percent(prior["median"], lang),
+            "prior_range": _range(prior["low"], prior["high"], lang),
+        }
+        if v["learned"] == "prior":
+            kept.append(_("%(name)s %(prior)s (%(prior_range)s)") % values)
+        elif v["learned"] == "joint":
+            values["with"] = ", ".join(_unknown_name(other, lang) for other in v["joint_with"])
+            parts.append(
+                _("%(name)s %(median)s, not told apart from %(with)s: their joint effect fitted (prior %(prior)s)")
+                % values
+            )
+        else:
+            parts.append(_("%(name)s %(median)s (%(range)s; prior %(prior)s, %(prior_range)s)") % values)
+    if kept:
+        parts.append(
+            _("kept at their priors, of which the measurements say nothing: %(kept)s") % {"kept": ", ".join(kept)}
+        )
+    return _("%(head)s: %(found)s.") % {"head": head, "found": "; ".join(parts)} if parts else f"{head}."
+
+
+def trace_line(p: Prediction, lang: Lang) -> str | None:
+    """What ``--from-trace`` took from the traces, in a sentence (None: no traces)."""
+    t: dict[str, Any] | None = p.assumptions.get("from_trace")
+    if not t:
+        return None
+    _ = translation(lang).gettext
+    parts = []
+    if t.get("per_device_throughput") is not None:
+        parts.append(
+            _("one device alone %(v)s samples/s") % {"v": format_number(t["per_device_throughput"], lang, decimals=1)}
+        )
+    if t.get("measured_jitter") is not None:
+        parts.append(
+            _("a random step-time variation of %(cv)s (all of it over ranks and steps: %(all)s)")
+            % {"cv": format_percent(t["jitter"], lang), "all": format_percent(t["measured_jitter"], lang)}
+        )
+    if t.get("imbalance"):
+        parts.append(
+            _("rank %(rank)s slower by %(f)s at every step: a fixed imbalance, the same at every size")
+            % {"rank": format_number(t["slowest_rank"], lang), "f": format_percent(t["imbalance"], lang)}
+        )
+    if t.get("link_efficiency") is not None:
+        tier = _("the link inside a node") if t["tier"] == "intra" else _("the network")
+        parts.append(
+            _("%(link)s at %(share)s of its bandwidth (collectives in flight %(ms)s)")
+            % {
+                "link": tier,
+                "share": format_percent(t["link_efficiency"], lang),
+                "ms": format_milliseconds(t["measured_communication"], lang),
+            }
+        )
+    head = _("From the traces of %(n)s ranks") % {"n": format_number(t["devices"], lang)}
+    return _("%(head)s: %(found)s.") % {"head": head, "found": ", ".join(parts)} if parts else f"{head}."
+
+
+def warning_lines(p: Prediction, lang: Lang) -> list[str]:
+    """The prediction's warnings, in the user's language."""
+    return [warning.localized(lang) for warning in p.warnings]
+
+
+def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
+    """What a prediction's table leaves unsaid, a sentence each: where its interval comes from, where each term
+    came from, the measurement E is relative to, and what a calibration or the traces found."""
+    _ = translation(lang).gettext
+    notes = [
+        _("E (low–high): its %(level)s interval, from what the model cannot know; E is its median.")
+        % {"level": format_percent(p.level, lang)}
+    ]
+    if p.sources:
+        notes.append(
+            _(
+                "Above each term, where its figure came from: assumed (a default or a prior's median), measured "
+                "(given as measured), fitted (calibrated on measurements), log (an nccl-tests log), trace (profiler "
+                "traces)."
+            )
+        )
+    if p.reference_devices is not None:
+        notes.append(
+            _("E relative to the measurement on %(n)s devices.") % {"n": format_number(p.reference_devices, lang)}
+        )
+    for line in (calibration_line(p, lang), trace_line(p, lang)):
+        if line:
+            notes.append(line)
+    if p.source("straggler_wait") == "assumed" and "stragglers" in p.bottleneck:
+        notes.append(
+            _(
+                "The straggler wait comes from an assumed step-time variation of %(cv)s across devices: "
+                "give the one measured on your cluster."
+            )
+            % {"cv": format_percent(p.cluster.jitter, lang)}
+        )
+    return notes
