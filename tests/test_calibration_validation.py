@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import statistics
 from functools import cache
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def test_every_series_measured_at_two_sizes_is_predicted() -> None:
     found = series(DATA)
     assert len(found) >= 60
     assert len(rows()) == sum(len(s.sizes) - 1 for s in found)
-    assert all(0 < r.low <= r.predicted <= r.high for r in rows())
+    assert all(0 < r.low < r.predicted < r.high for r in rows())  # the estimate inside its range, at neither end
 
 
 def test_the_calibrated_model_is_closer_than_the_constant_efficiency() -> None:
@@ -29,13 +30,22 @@ def test_the_calibrated_model_is_closer_than_the_constant_efficiency() -> None:
     model = mean_absolute([r.error_points for r in rows()])
     constant = mean_absolute([r.baseline_points for r in rows()])
     assert model < 0.75 * constant, (model, constant)
-    assert model < 5.0  # today 4.4 (4.2 before the collectives were priced as NCCL runs them): a drift past this fails
+    # today 4.6 (4.4 before the estimate was the median of its range, with a variation that waits for the
+    # slowest of a node's ranks and of the nodes; 4.2 before the collectives were priced as NCCL runs
+    # them): the goal was 3; a drift past 5 fails
+    assert model < 5.0
 
 
 def test_the_interval_holds_most_measurements() -> None:
-    # Stated in the README as measured (not the nominal 90 %); a fall below 80 % fails.
+    # Stated in the README as measured (not the nominal 90 %): today 164 of 205; a fall below 80 % fails.
     coverage = sum(r.covered for r in rows()) / len(rows())
     assert coverage >= 0.80, coverage
+
+
+def test_the_interval_is_narrow_enough_to_act_on() -> None:
+    # The median width of the 90 % range, in points: today 11.7 (12.0 before); the goal was at most 12.
+    width = statistics.median((r.high - r.low) * 100 for r in rows())
+    assert width <= 12.0, width
 
 
 def test_efficiency_falls_across_nodes_as_measured_where_accumulation_is_fixed() -> None:

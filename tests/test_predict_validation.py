@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import statistics
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.validation_support import Check, check, markdown_table
+from tests.validation_support import Check, check, markdown_table, mean_absolute_error
 
 DATA = Path(__file__).parent / "data" / "published_scaling.csv"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -20,20 +21,29 @@ Row = tuple[str, str, str, int, str]  # source, model, precision, devices, links
 # whole point. The point absorbs what should not count as a change of model (rounding, a preset's
 # latency nudged); a drift beyond it, at any row, fails here even where the mean hides it. A row the
 # model gets closer to passes: tighten its tolerance then. The large ones are the misses the README
-# explains: AMP, whose hosts' input rate the sources do not give; BERT, whose script does not overlap.
+# explains: AMP on one node, whose hosts' input rate and clocks the sources do not give. Before the
+# estimate was the median of its own range (2 % variation, no interference, the whole network, at the
+# top of a range centred elsewhere) the errors were -0.6, +11.8, -1.2, +9.2, +1.3, +4.4, +3.0, +0.8,
+# +5.7, +15.4 and +26.2: a mean of 7.2 points.
 TOLERANCE: dict[Row, int] = {
-    ("S1", "ResNet-50v1.5", "TF32", 8, "NVSwitch (NVLink3)"): 2,  # -0.6
-    ("S1", "ResNet-50v1.5", "AMP", 8, "NVSwitch (NVLink3)"): 13,  # +11.8
-    ("S1", "ResNet-50v1.5", "FP32", 8, "NVLink2 hybrid cube-mesh"): 3,  # -1.2
-    ("S1", "ResNet-50v1.5", "AMP", 8, "NVLink2 hybrid cube-mesh"): 11,  # +9.2
-    ("S9", "ResNet-50", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 3,  # +1.3
-    ("S9", "ResNet-101", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 6,  # +4.4
-    ("S9", "ResNeXt101-32x8d", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 4,  # +3.0
-    ("S10", "ResNet-50v1.5", "FP32", 32, "NVLink2 + 1x100Gb InfiniBand"): 2,  # +0.8
-    ("S10", "ResNet-50v1.5", "AMP", 32, "NVLink2 + 1x100Gb InfiniBand"): 7,  # +5.7
-    ("S10", "BERT-base", "FP32", 16, "NVLink2 + 1x100Gb InfiniBand"): 17,  # +15.4
-    ("S10", "BERT-base", "FP16", 32, "NVLink2 + 1x100Gb InfiniBand"): 28,  # +26.2
+    ("S1", "ResNet-50v1.5", "TF32", 8, "NVSwitch (NVLink3)"): 2,  # -0.7
+    ("S1", "ResNet-50v1.5", "AMP", 8, "NVSwitch (NVLink3)"): 13,  # +11.6
+    ("S1", "ResNet-50v1.5", "FP32", 8, "NVLink2 hybrid cube-mesh"): 3,  # -1.4
+    ("S1", "ResNet-50v1.5", "AMP", 8, "NVLink2 hybrid cube-mesh"): 11,  # +9.0
+    ("S9", "ResNet-50", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 4,  # -2.5
+    ("S9", "ResNet-101", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 2,  # +0.5
+    ("S9", "ResNeXt101-32x8d", "FP32", 16, "NVLink2 hybrid cube-mesh + 4x100Gb InfiniBand"): 2,  # -0.4
+    ("S10", "ResNet-50v1.5", "FP32", 32, "NVLink2 + 1x100Gb InfiniBand"): 5,  # -3.7
+    ("S10", "ResNet-50v1.5", "AMP", 32, "NVLink2 + 1x100Gb InfiniBand"): 3,  # +1.1
+    ("S10", "BERT-base", "FP32", 16, "NVLink2 + 1x100Gb InfiniBand"): 4,  # +2.1
+    ("S10", "BERT-base", "FP16", 32, "NVLink2 + 1x100Gb InfiniBand"): 6,  # -4.9
 }
+# The table as a whole, as the README states it: today's figures and how far each may drift.
+MEAN_ERROR = 3.45  # points; the goal was 3: the two AMP rows on one node alone add 1.9
+MEAN_ERROR_DRIFT = 0.3
+COVERED = 9  # of 11 rows: the two AMP rows lie below what the priors allow on one node
+MEDIAN_WIDTH = 12.8  # points; the goal was 12
+MEDIAN_WIDTH_DRIFT = 0.7
 
 
 @cache
@@ -73,6 +83,15 @@ def test_rows_where_communication_dominates_are_within_a_few_points() -> None:
     assert max(abs(c.error_points) for c in close) < 5
 
 
-def test_every_row_carries_its_interval() -> None:
-    # Without a measurement the interval is the priors' (wide); the README states how many rows it holds.
-    assert all(0 < c.low <= c.predicted <= c.high for c in check(DATA))
+def test_every_row_carries_its_interval_with_the_estimate_inside() -> None:
+    # The estimate is the median of its own range: strictly inside it on every row, at neither end.
+    assert all(0 < c.low < c.predicted < c.high for c in check(DATA))
+
+
+def test_the_table_as_a_whole() -> None:
+    found = check(DATA)
+    mean = mean_absolute_error(found)
+    assert abs(mean - MEAN_ERROR) <= MEAN_ERROR_DRIFT, mean
+    assert sum(c.covered for c in found) >= COVERED
+    width = statistics.median((c.high - c.low) * 100 for c in found)
+    assert abs(width - MEDIAN_WIDTH) <= MEDIAN_WIDTH_DRIFT, width

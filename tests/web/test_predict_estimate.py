@@ -29,6 +29,9 @@ def test_each_term_says_its_source_and_the_estimate_sits_inside_its_range(client
     assert 'id="prediction-warnings"' not in r.text  # nothing contradicts anything
     # the lever on the assumed variation says what it rests on
     assert "if the step-time variation is 2 %: balance the load: no step-time variation" in unescape(r.text)
+    assert "Those on the links are as good as the links' assumed figures" in unescape(
+        r.text.split('id="levers-note"')[1]
+    )
 
 
 def test_a_measurement_past_what_the_devices_allow_is_warned_of_on_the_page(client: TestClient) -> None:

@@ -204,9 +204,9 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
                 cells.append(_("yes") if lever.fits else _("no"))
             lever_table.add_row(*cells)
         _print_table(out, lever_table)
-        note = levers_note(p, lang)
-        if note:
-            out.print(note)
+        rests_on = levers_note(p, lang)
+        if rests_on:
+            out.print(rests_on)
 
 
 def print_explanation(e: Explanation, lang: Lang) -> None:

@@ -18,7 +18,7 @@ Three quantities decide how a job scales across nodes and are not on any data sh
                     and share the memory bandwidth, so hidden communication is not free.
 
 Before any measurement each has a prior: a median and a range holding it 90 % of the time, on a
-log scale for cv and a logit scale for the shares (both stay in bounds): cv 2 % (0.7–6 %, the
+log scale for cv and a logit scale for the shares (both stay in bounds): cv 2 % (0.8–5 %, the
 median is the variation predict assumes when none is given), share 0.6 (0.3–0.9) of a preset's or
 a typed bandwidth and 1 (0.75–1.33, on a log scale) of a measured one; ρ 0.3 (0.1–0.6), about the
 share of a GPU's multiprocessors and memory bandwidth NCCL's channels take while they run. A
@@ -127,7 +127,7 @@ class Prior:
 
 PRIORS: dict[Unknown, Prior] = {
     # the median is the variation predict assumes when none is given: the estimate and its range agree
-    "jitter": Prior(DEFAULT_JITTER, DEFAULT_JITTER / 3, DEFAULT_JITTER * 3, "log", (1e-4, 0.5)),
+    "jitter": Prior(DEFAULT_JITTER, DEFAULT_JITTER / 2.5, DEFAULT_JITTER * 2.5, "log", (1e-4, 0.5)),
     "network_share": Prior(0.6, 0.3, 0.9, "logit", (0.02, 0.999)),
     "interference": Prior(0.3, 0.1, 0.6, "logit", (0.001, 0.95)),
 }
