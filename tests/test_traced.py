@@ -148,6 +148,9 @@ def test_a_rank_slow_at_every_step_is_a_fixed_imbalance(tmp_path: Path) -> None:
     assert taken["slowest_rank"] == 1
     assert dict(p.sources)["compute"] == "trace"
     assert dict(p.sources)["straggler_wait"] == "trace"
+    assert (
+        dict(p.sources)["exposed_communication"] == "assumed"
+    )  # the traces timed the node's link, 512 cross the network
     from dpscale.predict.wording import trace_line
 
     line = trace_line(p, "en")

@@ -87,8 +87,9 @@ class Request:
             found["compute"] = "trace"
         if "jitter" in taken:
             found["straggler_wait"] = "trace"
-        if self.traced.tier and found.get("exposed_communication") != "fitted":
-            found["exposed_communication"] = "trace"
+        crosses = self.cluster.inter is not None and max(self.devices) > self.cluster.devices_per_node
+        if self.traced.tier == ("inter" if crosses else "intra") and found.get("exposed_communication") != "fitted":
+            found["exposed_communication"] = "trace"  # the link the largest size crosses is the one traced
         return tuple(found.items())
 
     def levers(self) -> list[Lever]:
