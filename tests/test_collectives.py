@@ -50,11 +50,11 @@ def test_tree_latency_grows_with_log_n_and_ring_with_n() -> None:
 
 
 def test_latency_counted_per_tier_as_nccls_tuning_model_counts_it() -> None:
-    # src/graph/tuning.cc: a ring all-reduce's 2(n−1) steps, 2N of them across the network when N > 1;
+    # src/graph/tuning.cc: a ring all-reduce's 2(n−1) steps, 2(N−1) of them across the network;
     # a tree's 2·((g−1)·intra + log₂ N·inter); a reduce-scatter's or all-gather's n−1, N−1 across.
     intra, inter = Link(1e20, 1e-6), Link(1e20, 1e-5)  # bandwidths that cost nothing: latency alone
     ring_time = all_reduce_time(0, 32, intra=intra, inter=inter, per_node=8, algorithm="ring")
-    assert ring_time == pytest.approx((2 * 31 - 2 * 4) * 1e-6 + 2 * 4 * 1e-5)
+    assert ring_time == pytest.approx((2 * 31 - 2 * 3) * 1e-6 + 2 * 3 * 1e-5)
     tree_time = all_reduce_time(0, 32, intra=intra, inter=inter, per_node=8, algorithm="tree")
     assert tree_time == pytest.approx(2 * (7 * 1e-6 + 2 * 1e-5))
     for gather in (reduce_scatter_time, all_gather_time):

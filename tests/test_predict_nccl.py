@@ -246,3 +246,14 @@ def test_a_what_if_at_the_logs_shape_scales_the_logs_times(tmp_path: Path) -> No
             all_reduce_time(size, 16, intra=found.cluster.intra, inter=found.cluster.inter, per_node=8)
         )
         assert float(pricing.priced(doubled, "all_reduce", 16, size)) == pytest.approx(at_log * model_ratio, rel=1e-9)
+
+
+def test_more_nodes_than_a_log_measured_never_scale_better_than_its_own() -> None:
+    # The TCP log (020, 32 ranks on 8 hosts) is 60 % slower than the α-β model at 4 MiB: beyond its shape
+    # that shortfall is carried at each size, so E falls with the node count instead of rising to the
+    # model's cheaper times (it rose from 43.7 % at 32 ranks to 50.6 % at 128 before).
+    path = VALIDATION / "020_polaris-a100-8node-tcp-fallback.log"
+    values = {**JOB, "params": 1e9, "overlap": True, "devices": [32, 64, 128, 512]}
+    found = PREDICT.build({**values, "nccl_log": log_text(path.read_text(encoding="utf-8"))})
+    e = found.predict().efficiency
+    assert np.all(np.diff(e) <= 1e-9)

@@ -15,10 +15,11 @@ bus bandwidth does not fall as nodes are added, which is why nccl-tests define b
 (doc/PERFORMANCE.md: busbw = algbw·2(n−1)/n reflects the speed of the slowest link whatever n).
 
 **Latency, counted per tier as NCCL's tuning model counts it** (ncclTopoTuneModel in
-src/graph/tuning.cc: a ring all-reduce takes nsteps = 2(n−1) steps of which 2N cross the network
-when N > 1, N−1 for a reduce-scatter or an all-gather; a tree 2·((g−1)·intra + log₂ N·inter)):
+src/graph/tuning.cc: a ring all-reduce takes nsteps = 2(n−1) steps of which nInterSteps =
+2(N−1) cross the network, n−1 and N−1 for a reduce-scatter or an all-gather; a tree
+2·((g−1)·intra + log₂ N·inter)):
 
-    ring          (2(n−1) − 2N)·α_intra + 2N·α_inter  +  2(n−1)/n · S·β_bus
+    ring          (2(n−1) − 2(N−1))·α_intra + 2(N−1)·α_inter  +  2(n−1)/n · S·β_bus
                   reduce-scatter then all-gather around the rings; bandwidth-optimal (Patarasuk &
                   Yuan 2009, "Bandwidth optimal all-reduce algorithms"). In one node, 2(n−1)·α_intra.
     tree          2·((g−1)·α_intra + ⌈log₂ N⌉·α_inter)  +  2 · S·β_bus / 0.92
@@ -35,15 +36,20 @@ when N > 1, N−1 for a reduce-scatter or an all-gather; a tree 2·((g−1)·int
                   NVLink): an explicit choice, for a framework that runs it so.
 
 ``auto`` takes the faster of ring and tree at each size, as NCCL's tuner does (it picks the
-algorithm and protocol of least modelled time); the protocols' own constants (LL, LL128, Simple)
-are left out, so the sizes where NCCL changes protocol are where the model is least close.
+algorithm and protocol of least modelled time), and in-network reduction where a tier has it
+(:mod:`dpscale.predict.innetwork`: NVLink SHARP, SHARP). The protocols' own constants (LL, LL128,
+Simple) are left out of the α-β terms: the sizes where NCCL changes protocol, 64 KiB to about
+64 MiB, are where they are least close, and where a run measured them its shortfall there is
+carried to other rank counts (:mod:`dpscale.predict.pricing`).
 
 A reduce-scatter or an all-gather of a buffer of S bytes (the whole buffer: each rank ends with,
 or starts from, S/n of it) runs on the rings (NCCL has no tree for them):
 
     (n−1 − (N−1))·α_intra + (N−1)·α_inter  +  (n−1)/n · S·β_bus
 
-and half the hierarchical all-reduce where that is asked for.
+(half the ring all-reduce's steps and bytes: one function prices both, as NCCL's tuning model
+gives them the same steps), and half the hierarchical all-reduce where that is asked for.
+In-network reduction does not lower their bytes: each rank still receives or sends (n−1)/n·S.
 
 nccl-tests report algbw = S / t and busbw = algbw · 2(n−1)/n for an all-reduce, algbw · (n−1)/n
 for a reduce-scatter or an all-gather: the per-link rate a ring would need, comparable with the
@@ -85,6 +91,7 @@ __all__ = [
     "Collective",
     "gather_candidates",
     "gather_ring_terms",
+    "gather_time",
     "reduce_scatter_time",
     "all_gather_time",
 ]
@@ -97,17 +104,21 @@ TREE_SHARE = 0.92  # NCCL's tuning model: a tree's bus bandwidth is 92 % of its 
 class Link:
     """One tier of the network: latency α in seconds, bandwidth in bytes/s per direction, and the
     share of that bandwidth a collective really reaches (NCCL typically reaches 80–90 % of NVLink
-    and InfiniBand line rate in nccl-tests' busbw)."""
+    and InfiniBand line rate in nccl-tests' busbw). ``in_network``: the tier's switches reduce
+    (NVLink SHARP in a node, SHARP across nodes; :mod:`dpscale.predict.innetwork`)."""
 
     bandwidth: float
     latency: float = 0.0
     efficiency: float = 1.0
+    in_network: bool = False
 
     def __post_init__(self) -> None:
         _validate.positive("bandwidth", self.bandwidth)
         if not (self.latency >= 0 and np.isfinite(self.latency)):
             raise InvalidInput("latency", self.latency, "a finite time of at least 0 seconds")
         _validate.fraction("efficiency", self.efficiency)
+        if not isinstance(self.in_network, bool):
+            raise InvalidInput("in_network", self.in_network, N_("true or false"))
 
     @property
     def beta(self) -> float:
@@ -120,13 +131,18 @@ class Link:
 Affine = tuple[Any, Any]
 
 
-def ring_terms(ranks: Any, link: Link) -> Affine:
-    """A ring on one tier: a = 2(n−1)·α, c = 2(n−1)/n · β."""
+def _ring(ranks: Any, link: Link, passes: int) -> Affine:
+    """``passes`` times around a ring of n on one link: a = passes·(n−1)·α, c = passes·(n−1)/n · β."""
     n = np.asarray(ranks, dtype=np.float64)
     steps = n - 1
     per_byte = steps / n
-    per_byte *= 2 * link.beta
-    return steps * (2 * link.latency), per_byte
+    per_byte *= passes * link.beta
+    return steps * (passes * link.latency), per_byte
+
+
+def ring_terms(ranks: Any, link: Link) -> Affine:
+    """A ring all-reduce on one tier: a = 2(n−1)·α, c = 2(n−1)/n · β."""
+    return _ring(ranks, link, 2)
 
 
 def tree_terms(ranks: Any, link: Link) -> Affine:
@@ -159,22 +175,20 @@ def bus_bandwidth(ranks: Any, *, intra: Link, inter: Link | None = None, per_nod
     return 1.0 / np.asarray(_bus_beta(nodes, g, intra, inter), dtype=np.float64)
 
 
-def _steps(n: Any, nodes: Any, steps: Any, across: Any, intra: Link, inter: Link | None) -> Any:
-    if inter is None:
-        return steps * intra.latency
-    crossing = np.where(nodes > 1, np.minimum(across, steps), 0.0)
-    return (steps - crossing) * intra.latency + crossing * inter.latency
+def _tiered_ring(ranks: Any, per_node: int | None, intra: Link, inter: Link | None, passes: int) -> Affine:
+    """NCCL's rings, ``passes`` times around: passes·(n−1) steps, passes·(N−1) of them across the network."""
+    if inter is None or per_node is None:  # one node
+        return _ring(ranks, intra, passes)
+    n, nodes, _, g = _shape(ranks, per_node, inter)
+    steps = n - 1
+    across = nodes - 1
+    latency = (steps - across) * (passes * intra.latency) + across * (passes * inter.latency)
+    return latency, passes * steps / n * _bus_beta(nodes, g, intra, inter)
 
 
 def tiered_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
-    """NCCL's ring all-reduce: a = (2(n−1) − 2N)·α_intra + 2N·α_inter, c = 2(n−1)/n · β_bus."""
-    if inter is None or per_node is None:  # one node
-        return ring_terms(ranks, intra)
-    if per_node == 1:  # a rank to a node: every step crosses the network
-        return ring_terms(ranks, inter)
-    n, nodes, _, g = _shape(ranks, per_node, inter)
-    steps = 2 * (n - 1)
-    return _steps(n, nodes, steps, 2 * nodes, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
+    """NCCL's ring all-reduce: a = (2(n−1) − 2(N−1))·α_intra + 2(N−1)·α_inter, c = 2(n−1)/n · β_bus."""
+    return _tiered_ring(ranks, per_node, intra, inter, 2)
 
 
 def tiered_tree_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
@@ -240,7 +254,8 @@ def candidates(
     per_node: int | None = None,
     algorithm: Algorithm | str = "auto",
 ) -> list[Affine]:
-    """The (a, c) terms of each all-reduce algorithm ``algorithm`` allows (ring and tree for ``auto``).
+    """The (a, c) terms of each all-reduce algorithm ``algorithm`` allows (ring and tree for ``auto``,
+    and in-network reduction where a tier has it: :mod:`dpscale.predict.innetwork`).
 
     Without ``inter`` (or ``per_node``) the ranks are in one node; hierarchical is then its ring.
     """
@@ -254,6 +269,12 @@ def candidates(
             out.append(hierarchical_terms(n, per_node, intra, inter))
         else:
             out.append(tiered_ring_terms(n, per_node, intra, inter))
+    if algorithm == "auto" and (intra.in_network or (inter is not None and inter.in_network)):
+        from dpscale.predict.innetwork import in_network_terms
+
+        reduced = in_network_terms(n, per_node, intra, inter)
+        if reduced is not None:
+            out.append(reduced)
     return out
 
 
@@ -270,22 +291,14 @@ def all_reduce_time(
 
     On one node (``inter`` None, or n ≤ per_node) ring and tree run on the intra-node links; across
     nodes on channels that each cross every node boundary once (see the module's docstring), and
-    hierarchical uses both tiers in turn. ``auto`` is the faster of ring and tree at each size.
+    hierarchical uses both tiers in turn. ``auto`` is the fastest of what NCCL may run at each size.
     """
     return _fastest(candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm), size)
 
 
 def gather_ring_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link | None) -> Affine:
     """NCCL's ring reduce-scatter or all-gather: a = (n−1 − (N−1))·α_intra + (N−1)·α_inter, c = (n−1)/n · β_bus."""
-    if inter is None or per_node is None:  # one node
-        n = np.asarray(ranks, dtype=np.float64)
-        steps = n - 1
-        per_byte = steps / n
-        per_byte *= intra.beta
-        return steps * intra.latency, per_byte
-    n, nodes, _, g = _shape(ranks, per_node, inter)
-    steps = n - 1
-    return _steps(n, nodes, steps, nodes - 1, intra, inter), steps / n * _bus_beta(nodes, g, intra, inter)
+    return _tiered_ring(ranks, per_node, intra, inter, 1)
 
 
 def gather_candidates(
@@ -315,7 +328,7 @@ def _fastest(found: list[Affine], size: Any) -> Any:
     return best
 
 
-def reduce_scatter_time(
+def gather_time(
     size: Any,
     ranks: Any,
     *,
@@ -324,23 +337,13 @@ def reduce_scatter_time(
     per_node: int | None = None,
     algorithm: Algorithm | str = "auto",
 ) -> Any:
-    """Seconds for one reduce-scatter of a ``size``-byte buffer over ``ranks`` ranks (each keeps size/n)."""
-    found = gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
-    return _fastest(found, size)
+    """Seconds for one reduce-scatter of a ``size``-byte buffer over ``ranks`` ranks (each keeps size/n), or
+    one all-gather into it (each gives size/n): the same steps and bytes on NCCL's rings, so one function."""
+    return _fastest(gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm), size)
 
 
-def all_gather_time(
-    size: Any,
-    ranks: Any,
-    *,
-    intra: Link,
-    inter: Link | None = None,
-    per_node: int | None = None,
-    algorithm: Algorithm | str = "auto",
-) -> Any:
-    """Seconds for one all-gather into a ``size``-byte buffer over ``ranks`` ranks (each gives size/n)."""
-    found = gather_candidates(ranks, intra=intra, inter=inter, per_node=per_node, algorithm=algorithm)
-    return _fastest(found, size)
+reduce_scatter_time = gather_time  # the names a caller looks for
+all_gather_time = gather_time
 
 
 def algbw(size: Any, seconds: Any) -> Any:
