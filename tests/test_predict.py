@@ -15,6 +15,7 @@ from dpscale.predict.model import Cluster, Imbalanced, Reference, Workload, leve
 from dpscale.predict.wording import lever_line
 
 RESNET50_A100 = Workload(938, 256, 25.6e6)  # DeepLearningExamples' TF32 single-GPU figure
+BERT_LARGE = Workload(500, 32, 330e6)  # communication-heavy: the network's share matters
 DGX_A100 = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
 COUNTS = [1, 2, 4, 8, 16, 64, 256, 1024]
 
@@ -327,3 +328,24 @@ def test_a_lever_resting_on_an_assumed_variation_says_so_and_ranks_after_measure
     assert [lever.assumed for lever in fitting] == sorted(lever.assumed for lever in fitting)
     assert [lever.name for lever in fitting if lever.assumed] == ["balance"]
     assert ranked[0].to_dict()["assumed"] is False
+
+
+def test_the_measured_network_can_be_widened_away_from_the_node_counts_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A network measured at 2 nodes: how far other node counts stray from it may grow with the distance
+    # (uncertainty.NETWORK_WIDENING, 0 until the network's extrapolation error is known).
+    from dpscale.predict.job import Measured
+
+    measured = Measured("all_reduce", 16, 2, (math.log(1e6), math.log(1e9)), (0.0, 0.0))
+    logged = replace(DGX_A100, measured=(measured,), sources=(("inter", "nccl-tests log"),))
+    counts = [16, 64, 512]
+    assert uncertainty.widening(logged, np.asarray(counts)).tolist() == [0.0, 0.0, 0.0]
+    narrow = predict(counts, BERT_LARGE, logged)
+    monkeypatch.setattr(uncertainty, "NETWORK_WIDENING", 0.5)
+    assert uncertainty.widening(logged, np.asarray(counts)).tolist() == pytest.approx([0.0, 1.0, 2.5])
+    wide = predict(counts, BERT_LARGE, logged)
+    assert np.allclose(wide.efficiency, narrow.efficiency)  # the estimate stays: only its range widens
+    widths = [np.subtract(*p.efficiency_interval[::-1]) for p in (narrow, wide)]
+    assert widths[1][0] == pytest.approx(widths[0][0])  # at the node count measured: as it was
+    assert np.all(widths[1][1:] > widths[0][1:])
