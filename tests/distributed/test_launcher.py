@@ -6,6 +6,7 @@ one that fails the test), and a failed run is told from torchrun's log in clean 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -14,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from dpscale import InvalidInput, MissingInput
-from dpscale.measure import diagnosis, launcher, supervise
+from dpscale import InvalidInput, MissingInput, RunFailed
+from dpscale.measure import diagnosis, launch, launcher, supervise
+from dpscale.measure.launch import writable
 from dpscale.measure.launcher import Launch, measure, probe
+from dpscale.records import Measurement, NetworkProfile
 
 pytestmark = pytest.mark.distributed
 SMALL: dict[str, Any] = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 1}
@@ -267,7 +270,7 @@ def test_an_output_in_a_folder_one_may_not_write_is_refused(tmp_path: Path) -> N
 
 
 def test_an_output_whose_folders_are_missing_is_accepted(tmp_path: Path) -> None:
-    assert launcher._output("out", tmp_path / "new" / "deeper" / "runs.jsonl") == tmp_path / "new/deeper/runs.jsonl"
+    assert writable("out", tmp_path / "new" / "deeper" / "runs.jsonl") == tmp_path / "new/deeper/runs.jsonl"
     assert not (tmp_path / "new").exists()  # made when the record is written, not before
 
 
@@ -280,3 +283,97 @@ def test_an_output_one_may_not_write_is_refused_even_as_root(tmp_path: Path, mon
         measure([1], out=existing, **SMALL)
     with pytest.raises(InvalidInput, match="a folder you can write to"):
         probe(Launch(nproc_per_node=2), out=tmp_path / "network.json")
+
+
+@pytest.fixture
+def fake_torchrun(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, list[str]]]:
+    """torchrun replaced by rank 0's results made up from the launch: each call noted (job, ranks per node, options)."""
+    calls: list[tuple[str, int, list[str]]] = []
+    monkeypatch.setattr(launch, "usable_cpus", lambda: 64)  # no warning that ranks share cores
+
+    def run(job: str, where: Launch, options: list[str]) -> dict[str, Any]:
+        calls.append((job, where.nproc_per_node, options))
+        if where.node_rank != 0:
+            return {}
+        world = where.world_size
+        said = {"world_size": world, "nodes": where.nnodes, "backend": "gloo", "device_type": "cpu"}
+        said |= {"device_name": "cpu", "torch": "2", "threads_per_rank": where.threads, "cpus_usable": 64}
+        if job == "probe":
+            sizes = [{"bytes": 8 * 4**i, "seconds": 1e-5 + 8 * 4**i / 1e9} for i in range(6)]
+            return {**said, "sizes": sizes}
+        steps = [[0.1 * world**0.1 + 0.001 * (r + i % 3) for i in range(5)] for r in range(world)]
+        return {**said, "params": 200_003.0, "step_times": steps, "peak_memory": [1e6] * world, "sharding": "ddp"}
+
+    monkeypatch.setattr(supervise, "run", run)
+    return calls
+
+
+def test_a_measurement_is_planned_then_run_size_by_size_into_typed_records(
+    tmp_path: Path, fake_torchrun: list[tuple[str, int, list[str]]]
+) -> None:
+    out = tmp_path / "runs.jsonl"
+    plan = launcher.plan_measure([2, 1, 2], cluster=Launch(threads=1), out=out, **{**SMALL, "repeats": 2})
+    assert (plan.sizes, plan.runs, plan.launch.threads) == ((1, 2), 4, 1)
+    assert not out.exists()  # checked, not yet written
+    ticks: list[tuple[int, int]] = []
+    found = launcher.run_measurement(plan, lambda done, total: ticks.append((done, total)))
+    assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert [(job, n) for job, n, _ in fake_torchrun] == [("train", 1), ("train", 1), ("train", 2), ("train", 2)]
+    assert fake_torchrun[0][2] == plan.worker_options()
+    assert all(isinstance(record, Measurement) for record in found)
+    assert [(r.devices, r.repeats, r.workload, r.params) for r in found] == [
+        (1, 2, "mlp", 200_003.0),
+        (2, 2, "mlp", 200_003.0),
+    ]
+    assert found[0].efficiency == 1.0  # against itself
+    assert found[1].efficiency is not None
+    assert 0 < found[1].efficiency < 1
+    written = [Measurement.from_dict(json.loads(line)) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert written == list(found)
+
+
+def test_a_failed_size_says_which_records_its_predecessors_left(
+    tmp_path: Path, fake_torchrun: list[tuple[str, int, list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made_up = supervise.run
+
+    def fails_at_four(job: str, where: Launch, options: list[str]) -> dict[str, Any]:
+        if where.nproc_per_node == 4:
+            raise RunFailed("train on 4 ranks did not complete")
+        return made_up(job, where, options)
+
+    monkeypatch.setattr(supervise, "run", fails_at_four)
+    out = tmp_path / "runs.jsonl"
+    with pytest.raises(RunFailed) as caught:
+        measure([1, 2, 4], cluster=Launch(threads=1), out=out, **SMALL)
+    assert str(caught.value) == (
+        "train on 4 ranks did not complete; no record written at this size; "
+        f"the records for 1 and 2 ranks, measured before, are in {out}"
+    )
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_only_node_0_records_and_its_records_are_returned(
+    tmp_path: Path, fake_torchrun: list[tuple[str, int, list[str]]]
+) -> None:
+    other = Launch(nnodes=2, node_rank=1, rdzv_endpoint="node0:29500", threads=1)
+    assert measure([1], cluster=other, out=tmp_path / "runs.jsonl", **SMALL) == ()
+    assert (
+        probe(Launch(nproc_per_node=2, nnodes=2, node_rank=1, rdzv_endpoint="node0:29500"), out=tmp_path / "n.json")
+        is None
+    )
+    assert list(tmp_path.iterdir()) == []  # node 0 writes
+
+
+def test_a_probe_is_planned_run_and_written_as_a_typed_profile(
+    tmp_path: Path, fake_torchrun: list[tuple[str, int, list[str]]]
+) -> None:
+    out = tmp_path / "deeper" / "network.json"
+    plan = launcher.plan_probe(Launch(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
+    assert plan.worker_options() == ["--max-bytes=65536", "--reps=3", "--warmup=2"]
+    profile = launcher.run_probe(plan)
+    assert isinstance(profile, NetworkProfile)
+    assert profile.world_size == 2
+    assert profile.intra is not None
+    assert profile.inter is None
+    assert json.loads(out.read_text(encoding="utf-8")) == profile.to_dict()

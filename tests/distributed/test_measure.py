@@ -27,18 +27,24 @@ def test_measure_one_and_two_ranks_writes_records_fit_reads(tmp_path: Path) -> N
     out = tmp_path / "runs.jsonl"
     ticks: list[tuple[int, int]] = []
     found = measure([1, 2], out=out, progress=lambda done, total: ticks.append((done, total)), **SMALL)  # type: ignore[arg-type]
-    assert [r["devices"] for r in found] == [1, 2]
+    assert [r.devices for r in found] == [1, 2]
     assert ticks[-1] == (4, 4)
     for record in found:
-        assert record["complete"] is True
-        assert record["backend"] == "gloo"
-        assert record["torch"]
-        assert record["params"] > 1e5
-        assert record["throughput"] > 0
-        assert len(record["per_rank_throughput"]) == record["devices"]
-        assert record["throughput_ci"][0] <= record["throughput"] <= record["throughput_ci"][1]
-    assert found[0]["efficiency"] == 1.0
-    assert 0 < found[1]["efficiency"] < 2
+        assert record.complete is True
+        assert record.backend == "gloo"
+        assert record.torch
+        assert record.params is not None
+        assert record.params > 1e5
+        assert record.throughput > 0
+        assert len(record.per_rank_throughput) == record.devices
+        low, high = record.throughput_ci or (None, None)
+        assert low is not None
+        assert high is not None
+        assert low <= record.throughput <= high
+    assert found[0].efficiency == 1.0
+    assert found[1].efficiency is not None
+    assert 0 < found[1].efficiency < 2
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == [r.to_dict() for r in found]
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     assert [p.devices for p in read_points(out)] == [1, 2]
@@ -48,7 +54,10 @@ def test_measure_one_and_two_ranks_writes_records_fit_reads(tmp_path: Path) -> N
 
 def test_probe_writes_a_profile_predict_reads(tmp_path: Path) -> None:
     out = tmp_path / "network.json"
-    profile = probe(Launch(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
+    found = probe(Launch(nproc_per_node=2), max_bytes=2**16, reps=3, out=out)
+    assert found is not None
+    profile = found.to_dict()
+    assert json.loads(out.read_text(encoding="utf-8")) == profile
     assert profile["world_size"] == 2
     sizes = [row["bytes"] for row in profile["sizes"]]
     assert sizes == sorted(sizes)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
 
 from dpscale.cli.app import app
+from dpscale.cli.definitions import named_as_options
 from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of
-from dpscale.errors import InvalidInput, MissingExtra, MissingInput
+from dpscale.errors import MissingExtra
 from dpscale.i18n import Lang
 from dpscale.parse import parse_count, parse_scaled_count
 
@@ -77,20 +76,6 @@ def _cluster(
     )
 
 
-@contextlib.contextmanager
-def _as_given(**given: str | None) -> Iterator[None]:
-    """The core's complaint about a value shown as the user wrote it (``'1e300s'``, not 1e+300)."""
-    try:
-        yield
-    except MissingInput:
-        raise
-    except InvalidInput as exc:
-        text = given.get(exc.field)
-        if text is None:
-            raise
-        raise exc.as_given(exc.place, text if len(text) <= 80 else text[:79] + "…") from None
-
-
 def _stopped(exc: Any) -> None:
     """Say that SIGTERM or SIGHUP ended the run (the core ended its processes; the exit status is 128 + N)."""
     print(f"dpscale: stopped by {exc.name}; every process of the run was ended", file=sys.stderr)
@@ -146,8 +131,7 @@ def measure(
 
     launcher = _measure_module()
     language = lang_of(lang)
-    sizes = parse_device_list(nproc, language, field="nproc")
-    given = {
+    typed = {
         "nproc": nproc,
         "workload": workload,
         "params": params,
@@ -159,17 +143,18 @@ def measure(
         "threads": threads,
         "backend": backend,
     }
-    with _as_given(**given):
+    with named_as_options(None, typed):
+        sizes = parse_device_list(nproc, language, field="nproc")
         base = _cluster(language, max(sizes), nnodes, node_rank, rdzv_endpoint, backend, timeout, local_addr, threads)
-    options: dict[str, Any] = {
-        "workload": workload.strip().lower(),
-        "params": parse_scaled_count(params, language, field="params"),
-        "batch": parse_count(batch, language, field="batch"),
-        "steps": parse_count(steps, language, field="steps"),
-        "warmup": parse_count(warmup, language, field="warmup", minimum=0),
-        "repeats": parse_count(repeats, language, field="repeats"),
-        "sharding": sharding,
-    }
+        options: dict[str, Any] = {
+            "workload": workload.strip().lower(),
+            "params": parse_scaled_count(params, language, field="params"),
+            "batch": parse_count(batch, language, field="batch"),
+            "steps": parse_count(steps, language, field="steps"),
+            "warmup": parse_count(warmup, language, field="warmup", minimum=0),
+            "repeats": parse_count(repeats, language, field="repeats"),
+            "sharding": sharding,
+        }
     progress_console = Console(stderr=True)
     with (
         warnings.catch_warnings(record=True) as caught,
@@ -186,7 +171,7 @@ def measure(
         warnings.simplefilter("always", RuntimeWarning)
         task = bar.add_task("measuring", total=len(set(sizes)) * options["repeats"])
         try:
-            with _as_given(**given):
+            with named_as_options(None, typed):
                 found = launcher.measure(
                     sizes,
                     cluster=base,
@@ -202,19 +187,20 @@ def measure(
     if base.node_rank != 0:  # node 0 writes the records, and alone prints them: one document on stdout
         print(f"node {base.node_rank}: done; node 0 wrote the records{_and_prints(as_json)}", file=sys.stderr)
         return
+    records = [record.to_dict() for record in found]
     if as_json:
-        print("\n".join(json.dumps(r, ensure_ascii=False) for r in found))
+        print("\n".join(json.dumps(record, ensure_ascii=False) for record in records))
         return
-    print_measurements(found, out, language)
+    print_measurements(records, out, language)
 
 
 def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> None:
     """``probe --import``: nccl-tests' outputs read, fitted and written as a profile; no torch, no run."""
     from dpscale.cli.render import print_import
-    from dpscale.errors import N_, escaped
+    from dpscale.errors import escaped
     from dpscale.i18n import translation
     from dpscale.nccltests import import_logs, read_logs
-    from dpscale.records import write_profile
+    from dpscale.records import unwritten, write_profile
 
     logs = [log for path in paths for log in read_logs(path)]  # every run of each file, each fitted
     imported = import_logs(logs)
@@ -224,10 +210,7 @@ def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> N
     try:
         write_profile(out, imported.profile)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise InvalidInput(
-            "out", out, N_("a file that can be written (%(reason)s)"), params={"reason": reason}
-        ) from None
+        raise unwritten("out", out, exc) from None
     if as_json:
         emit_json(imported.profile.to_dict())
         return
@@ -274,8 +257,15 @@ def probe(
         _import_logs(imports, out, as_json, language)
         return
     launcher = _measure_module()
-    given = {"nproc": nproc, "max_bytes": max_bytes, "reps": reps, "timeout": timeout, "threads": threads}
-    with _as_given(**given, backend=backend):
+    typed = {
+        "nproc": nproc,
+        "max_bytes": max_bytes,
+        "reps": reps,
+        "timeout": timeout,
+        "threads": threads,
+        "backend": backend,
+    }
+    with named_as_options(None, typed):
         cluster = _cluster(
             language,
             parse_count(nproc, language, field="nproc"),
@@ -287,9 +277,9 @@ def probe(
             local_addr,
             threads,
         )
-    size = parse_bytes(max_bytes, language, field="max_bytes")
+        size = parse_bytes(max_bytes, language, field="max_bytes")
     try:
-        with _as_given(**given):
+        with named_as_options(None, typed):
             profile = launcher.probe(
                 cluster,
                 max_bytes=int(size) if size.is_integer() else size,
@@ -299,10 +289,10 @@ def probe(
     except launcher.Terminated as exc:
         _stopped(exc)
         raise
-    if cluster.node_rank != 0:  # node 0 writes the profile, and alone prints it: one document on stdout
+    if profile is None:  # node 0 writes the profile, and alone prints it: one document on stdout
         print(f"node {cluster.node_rank}: done; node 0 wrote the profile{_and_prints(as_json)}", file=sys.stderr)
         return
     if as_json:
-        emit_json(profile)
+        emit_json(profile.to_dict())
         return
-    print_probe(profile, out, language)
+    print_probe(profile.to_dict(), out, language)

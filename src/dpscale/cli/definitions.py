@@ -104,19 +104,30 @@ def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, f
 
 
 @contextlib.contextmanager
-def named_as_options(definition: Definition, typed: Mapping[str, Any] | None = None) -> Iterator[None]:
+def named_as_options(definition: Definition | None, typed: Mapping[str, Any] | None = None) -> Iterator[None]:
     """Errors about an input name it as the command line spells it (``intra_bw``, not ``intra_bandwidth``),
-    and quote what was typed there (``100Mb/s``), not the number it was read as (12500000.0)."""
+    and quote what was typed there (``100Mb/s``), not the number it was read as (12500000.0).
+
+    The one place the command line says which option was wrong and how it was typed: the
+    commands made from a definition, and those whose errors name their options already
+    (``definition`` None: measure's and probe's, whose fields are their options' names).
+    """
     try:
         yield
     except InvalidInput as exc:
-        item = definition.get(exc.field)
-        if item is None:
-            raise
-        text = (typed or {}).get(item.name)
+        if definition is None:
+            name = key = exc.field
+        else:
+            item = definition.get(exc.field)
+            if item is None:
+                raise
+            name, key = item.cli_name, item.name
+        text = (typed or {}).get(key)
         if isinstance(text, str) and exc.value is not None and not isinstance(exc, MissingInput):
-            raise exc.as_given(item.cli_name, text) from None
-        raise exc.renamed(item.cli_name) from None
+            raise exc.as_given(name, text) from None
+        if definition is None:
+            raise
+        raise exc.renamed(name) from None
 
 
 def build(definition: Definition, given: dict[str, Any], lang: Lang) -> Any:

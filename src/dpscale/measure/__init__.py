@@ -6,11 +6,13 @@ The only part of dpscale that imports torch:
   by parameters and batch;
 - :mod:`dpscale.measure.worker`: one rank of a measured run, started by torchrun (internal:
   run ``dpscale measure`` or ``probe``);
-- :mod:`dpscale.measure.launcher`: ``dpscale measure`` and ``dpscale probe``: their inputs
-  checked, torchrun at each size, records and profiles written (:mod:`dpscale.records`);
+- :mod:`dpscale.measure.launcher`: ``dpscale measure``: its inputs checked into a plan,
+  torchrun at each size, a typed record for each (:mod:`dpscale.records`);
+- :mod:`dpscale.measure.probing`: ``dpscale probe``: the same steps, into a network profile;
 - :mod:`dpscale.measure.launch`: where and how a run starts (:class:`~dpscale.measure.launch.Launch`),
   its threads per rank counted from :mod:`dpscale.measure.cpus` (the CPUs this process may use:
-  its affinity and cgroup quota, as srun or a container set them);
+  its affinity and cgroup quota, as srun or a container set them), and the checks both commands
+  make before any rank starts (bounds, the file a run writes);
 - :mod:`dpscale.measure.supervise`: torchrun in a session of its own, ended whole by a timeout or
   a signal, and :mod:`dpscale.measure.diagnosis`, which names the rank that failed and why;
 - :mod:`dpscale.measure._lifeline`: how torchrun and the workers end with the launcher, even

@@ -1,8 +1,13 @@
-"""Where and how a measured run starts: :class:`Launch`, checked when made, and torchrun's command line."""
+"""Where and how a measured run starts: :class:`Launch`, checked when made, and torchrun's command line.
+
+Beside it, the checks measure and probe share, made before any rank starts: a bounded whole
+number (:func:`bounded`) and the file a run writes (:func:`writable`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 import warnings
@@ -17,6 +22,7 @@ from dpscale.measure.cpus import usable_cpus
 __all__ = [
     "MAX_NODES",
     "MAX_RANKS_PER_NODE",
+    "MAX_STEPS",
     "MAX_THREADS",
     "MAX_TIMEOUT",
     "MIN_TIMEOUT",
@@ -24,17 +30,20 @@ __all__ = [
     "Launch",
     "bounded",
     "clip",
+    "writable",
 ]
 
 MAX_RANKS_PER_NODE = 1024  # past any node; torchrun would start every one of them
 MAX_NODES = 65536
 MAX_THREADS = 4096  # CPU threads per rank
+MAX_STEPS = 100_000  # timed steps, warm-up steps, all-reduces per size
 MIN_TIMEOUT = 1.0  # seconds
 MAX_TIMEOUT = 24 * 3600.0
 DEFAULT_RDZV_PORT = 29400  # torchrun's, for an endpoint given without a port
 
 RANGE = N_("a whole number from %(least)s to %(most)s")
 _RANKS = N_("a whole number of ranks per node, from 1 to %(most)s")
+_OUTPUT = N_("a file path")
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
 _ENDPOINT = re.compile(rf"{_HOST}(?::(\d{{1,5}}))?")
@@ -64,6 +73,40 @@ def bounded(name: str, value: Any, least: int, most: int, accepted: str = RANGE)
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
         raise InvalidInput(name, value, accepted, params={"least": least, "most": most})
     return value
+
+
+def writable(name: str, out: str | os.PathLike[str]) -> Path:
+    """``out`` checked before any rank starts: a file that can be written, in a folder that is or can be made.
+
+    A folder, a file one may not write, or a path through a file or an unwritable folder would
+    otherwise fail only once the measurement is done, losing it.
+    """
+    text = out if isinstance(out, str) else os.fspath(out) if isinstance(out, os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\0" in text:
+        raise InvalidInput(name, clip(text) if isinstance(text, str) else out, _OUTPUT)
+    shown = clip(text)
+    path = Path(text)
+    if path.is_dir():
+        raise InvalidInput(name, shown, N_("a file path, not a folder"))
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise InvalidInput(name, shown, N_("a file you can write to"))
+        return path
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the folders that are missing are made
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InvalidInput(
+            name, shown, N_("a path through folders (%(part)s is a file)"), params={"part": clip(str(folder))}
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidInput(
+            name,
+            shown,
+            N_("a file in a folder you can write to (not %(folder)s)"),
+            params={"folder": clip(str(folder))},
+        )
+    return path
 
 
 def _address(name: str, value: Any, pattern: re.Pattern[str], accepted: str) -> None:
