@@ -1,26 +1,15 @@
 """One rank's profiler trace reduced, in one pass, to its steps and the time it computed and communicated.
 
-What counts as what (the names ``torch.profiler`` writes; Chrome-trace ``X`` events, in µs):
-
-- **steps**: ``ProfilerStep#N``, one per ``prof.step()``.
-- **on a GPU** (the trace has kernels: ``cat`` kernel, gpu_memcpy, gpu_memset): compute is the
-  union of the kernels that are not NCCL's; communication the union of NCCL kernels.
-- **on a CPU** (no kernels): compute is the time the step's thread spends inside an operator
-  (``cat`` cpu_op), where the innermost event is that operator and no collective encloses it.
-  An annotation's own time (``DistributedDataParallel.forward``'s Python, FSDP's
-  ``all_gather`` region while it waits) is not compute. Communication is the union of the
-  collectives on any thread: ``gloo:*``, ``nccl:*``, ``c10d::*``, ``record_param_comms`` and the
-  functional collectives (``_c10d_functional::*``).
-
-A collective's size comes from its ``args`` (``In msg nelems`` and ``dtype``) where the profiler
-wrote them (NCCL kernels and ``record_param_comms`` in recent PyTorch); gloo's events carry none.
+What each event counts as (a step, compute, communication) is :mod:`~dpscale.explain.events`'s;
+here the file is opened (plain or gzipped, within the limits of :mod:`~dpscale.explain.limits`),
+streamed (:mod:`~dpscale.explain.stream`) and its events swept, thread by thread, into a
+:class:`RankTimeline`.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import math
 import os
 import zlib
 from array import array
@@ -31,6 +20,7 @@ from typing import Any, BinaryIO
 
 from dpscale import _files
 from dpscale.errors import N_, InvalidInput
+from dpscale.explain.events import COLLECTIVE, KERNEL, NCCL, Sweep, add_size, kind_of
 from dpscale.explain.intervals import Timeline, union
 from dpscale.explain.limits import (
     GZIP_FLOOR,
@@ -50,22 +40,6 @@ __all__ = ["NO_STEPS", "TRACE", "RankTimeline", "read_trace", "trace_files"]
 
 TRACE = N_("a PyTorch profiler trace (Chrome trace JSON, plain or gzipped): %(reason)s")
 NO_STEPS = N_("a trace with profiler steps (ProfilerStep#N: a torch.profiler schedule and prof.step() each step)")
-_OP, _ANNOTATION, _COLLECTIVE, _KERNEL, _NCCL, _STEP = range(6)  # the first three are a thread's
-_DEVICE = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"})
-_OPERATOR = frozenset({"cpu_op", "operator"})
-_COLLECTIVES = (
-    "gloo:",
-    "nccl",
-    "c10d::",
-    "_c10d_functional::",
-    "c10d_functional::",
-    "record_param_comms",
-    "ucc:",
-    "mpi:",
-)
-_ITEM_BYTES = {"float": 4, "float32": 4, "half": 2, "float16": 2, "bfloat16": 2, "double": 8, "float64": 8,
-               "int": 4, "int32": 4, "long": 8, "int64": 8, "byte": 1, "char": 1, "uint8": 1, "int8": 1,
-               "bool": 1, "short": 2, "int16": 2}  # fmt: skip
 _LONGEST = 1e15  # µs in an event: 30 years; a longer one is not a measurement
 _ROWS = 1 << 16  # events held to be sorted, turned back into numbers this many at a time
 
@@ -202,68 +176,6 @@ class _OutOfOrder(Exception):
     """A thread's events are not in order of start: read the file again, sorting them."""
 
 
-class _Sweep:
-    """The time one thread spends with an operator innermost and no collective around it.
-
-    Events arrive in order of start (a parent before the children it holds), so a stack of the
-    open events tells, between two boundaries, which one is innermost. An operator inside an
-    operator, or anything inside a collective, changes nothing and is not kept. A child that
-    outlasts its parent (rounding) is cut at the parent's end. The stack and the time found are
-    flat arrays: a thread's million events keep a few MB.
-    """
-
-    __slots__ = ("busy", "disordered", "ends", "kinds", "last", "now")
-
-    def __init__(self) -> None:
-        self.busy: Timeline = array("d")
-        self.ends = array("d")  # the open events' ends, innermost last…
-        self.kinds = bytearray()  # …and their kinds
-        self.now = 0.0
-        self.last = (-math.inf, 0.0)
-        self.disordered = False  # an event came before one it follows: the sweep stops, its result is void
-
-    def push(self, start: float, end: float, kind: int) -> None:
-        if self.disordered:
-            return
-        if (start, -end) < self.last:
-            self.disordered = True
-            return
-        self.last = (start, -end)
-        ends = self.ends
-        while ends and ends[-1] <= start:
-            self._close()
-        if ends:
-            top_kind = self.kinds[-1]
-            if top_kind == _COLLECTIVE or (top_kind == _OP and kind == _OP):
-                return
-            if top_kind == _OP:
-                self._busy(self.now, start)
-            end = min(end, ends[-1])
-        self.now = start
-        ends.append(end)
-        self.kinds.append(kind)
-
-    def _close(self) -> None:
-        closed = self.ends.pop()
-        if self.kinds.pop() == _OP:
-            self._busy(self.now, closed)
-        self.now = closed
-
-    def _busy(self, start: float, end: float) -> None:
-        if end > start:
-            busy = self.busy
-            if busy and busy[-1] >= start:
-                busy[-1] = end
-            else:
-                busy.append(start)
-                busy.append(end)
-
-    def done(self) -> Timeline:
-        while self.ends:
-            self._close()
-        return self.busy
-
-
 def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: Budget | None) -> RankTimeline:
     top: dict[str, Any] = {}
 
@@ -271,7 +183,7 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: 
         if key in ("distributedInfo", "traceEvents"):
             top[key] = value
 
-    sweeps: dict[Any, _Sweep] = {}
+    sweeps: dict[Any, Sweep] = {}
     kept: dict[Any, tuple[array[float], array[float], bytearray]] = {}  # out of order: (start, -end, kind), to sort
     steps: dict[int, tuple[float, float, Any]] = {}
     kernels: Timeline = array("d")
@@ -298,21 +210,21 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: 
                     raise ValueError(end)
                 kind = kinds.get((name_, cat))
                 if kind is None:
-                    kind = _kind(name_, cat)
+                    kind = kind_of(name_, cat)
                     if (
                         len(kinds) < MAX_NAMES
                         and len(name_) <= MAX_NAME
                         and (cat is None or (type(cat) is str and len(cat) <= MAX_NAME))
                     ):
                         kinds[name_, cat] = kind
-                if kind <= _COLLECTIVE:
+                if kind <= COLLECTIVE:
                     thread = (event.get("pid"), event.get("tid"))
                     if in_order:
                         sweep = sweeps.get(thread)
                         if sweep is None:
                             if len(sweeps) >= MAX_THREADS:
                                 raise TooMuch(Message.of("at most %(most)s threads", most=MAX_THREADS))
-                            sweep = sweeps[thread] = _Sweep()
+                            sweep = sweeps[thread] = Sweep()
                         sweep.push(start, end, kind)
                     else:
                         held = kept.get(thread)
@@ -323,20 +235,20 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: 
                         held[0].append(start)
                         held[1].append(-end)
                         held[2].append(kind)
-                    if kind == _COLLECTIVE:
+                    if kind == COLLECTIVE:
                         if end > start:
                             collectives.append(start)
                             collectives.append(end)
-                        _size(event, start, host_sizes)
-                elif kind == _KERNEL:
+                        add_size(event, start, host_sizes)
+                elif kind == KERNEL:
                     if end > start:
                         kernels.append(start)
                         kernels.append(end)
-                elif kind == _NCCL:
+                elif kind == NCCL:
                     if end > start:
                         nccl.append(start)
                         nccl.append(end)
-                    _size(event, start, device_sizes)
+                    add_size(event, start, device_sizes)
                 else:
                     number = int(name_[len("ProfilerStep#") :])
                     where = (event.get("pid"), event.get("tid"))
@@ -355,7 +267,7 @@ def _read(name: str, text: io.TextIOWrapper, in_order: bool, read: Any, budget: 
         budget.steps -= len(steps)
     while kept:
         thread, held = kept.popitem()  # each thread's events given back once swept
-        sweep = sweeps[thread] = _Sweep()
+        sweep = sweeps[thread] = Sweep()
         for start, negative_end, kind in _sorted_rows(*held):
             sweep.push(start, -negative_end, kind)
         del held
@@ -418,31 +330,6 @@ def _by_start(sizes: Timeline) -> Timeline:
 
         np.frombuffer(sizes, dtype=np.complex128).sort()
     return sizes
-
-
-def _kind(name: Any, cat: Any) -> int:
-    if not isinstance(name, str):
-        raise TypeError(name)
-    category = cat.lower() if isinstance(cat, str) else ""
-    if name.startswith("ProfilerStep#"):  # the host's; its copy on a GPU's timeline (gpu_user_annotation) is not a step
-        return _ANNOTATION if category.startswith("gpu") else _STEP
-    lower = name.lower()
-    if category in _DEVICE:
-        return _NCCL if "nccl" in lower else _KERNEL
-    if lower.startswith(_COLLECTIVES):
-        return _COLLECTIVE
-    return _OP if category in _OPERATOR else _ANNOTATION
-
-
-def _size(event: dict[str, Any], start: float, sizes: Timeline) -> None:
-    args = event.get("args")
-    if not isinstance(args, dict):
-        return
-    count, dtype = args.get("In msg nelems"), args.get("dtype")
-    item = _ITEM_BYTES.get(dtype.lower()) if isinstance(dtype, str) else None
-    if item is not None and isinstance(count, int | float) and not isinstance(count, bool) and 0 < count < 1e15:
-        sizes.append(start)
-        sizes.append(float(count) * item)
 
 
 def _whole(value: Any) -> int | None:
