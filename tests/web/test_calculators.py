@@ -237,7 +237,7 @@ def test_predict_page_table_chart_and_levers(client: TestClient) -> None:
     assert r.status_code == 200
     assert 'id="predictions"' in r.text
     assert 'id="levers"' in r.text
-    assert "<td>96% (79–97)</td>" in r.text  # E and its 90 % interval, at most 100 %
+    assert "<td>95.9% (89–100)</td>" in r.text  # E, the median of its 90 % interval, which stops at 100 %
     assert "balance the load: no step-time variation" in r.text
     chart = client.get("/chart/predict.svg", params=PREDICT_QUERY)
     assert chart.status_code == 200

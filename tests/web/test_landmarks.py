@@ -140,7 +140,6 @@ def test_each_table_region_is_named_by_its_caption(
     assert len({name for _, name in names}) == len(names), names  # landmark-unique
 
 
-@pytest.mark.xfail(strict=True, reason="needs the change to _predict_parts.html described in issue 27's web report")
 @pytest.mark.parametrize("lang", ["fr", "en"])
 def test_the_predict_tables_are_named_by_their_captions(client: TestClient, lang: str) -> None:
     names = regions(client.get("/predict", params={"lang": lang}).text)

@@ -148,11 +148,15 @@ class LeverOut(BaseModel):
     efficiency: float
     gain: float
     fits: bool | None
+    term: str  # the step's term the lever acts on
+    assumed: bool  # whether that term's figure rests on an assumption alone
+    condition: str | None  # the assumption the lever's gain rests on, said as a condition
 
 
 class PredictOut(BaseModel):
     predictions: list[PredictionRowOut]
     assumptions: dict[str, Any]
+    warnings: list[str]  # measurements that contradict the rest, or a calibration at a prior's bound
     levers: list[LeverOut]
 
 
