@@ -20,6 +20,7 @@ from dpscale.nccltests import import_logs, read_log
 from dpscale.predict import pricing, uncertainty
 from dpscale.predict.collectives import Link, all_reduce_time, busbw
 from dpscale.predict.inputs import PREDICT, Request
+from dpscale.predict.job import measured_notes
 from dpscale.predict.model import evaluator, levers
 from dpscale.predict.presets import link
 from dpscale.reading import read_input
@@ -73,9 +74,18 @@ def test_a_profile_gives_back_its_own_log_at_its_shape(tmp_path: Path) -> None:
     # the node's links: as the fit took them, and said so
     assert p.assumptions["sources"] == {"intra": "assumed", "inter": "nccl-tests log"}
     assert "the node's own links" in p.assumptions["not_modelled"]
+    assert p.assumptions["intra"] is None  # assumed free: null, as sources says, not a bandwidth of 1e18 B/s
     assert p.assumptions["given_back"] == [
-        {"collective": "all_reduce", "ranks": 16, "nodes": 2, "source": "nccl-tests log"}
+        {
+            "collective": "all_reduce",
+            "ranks": 16,
+            "nodes": 2,
+            "source": "nccl-tests log",
+            "sizes": [8, 8 * 2**30],
+            "said": "all_reduce: measured times used at 16 ranks on 2 nodes (sizes 8 B–8 GiB)",
+        }
     ]
+    assert [m.localized("en") for m in measured_notes(found.cluster)] == [p.assumptions["given_back"][0]["said"]]
     # other node counts are the model's: more nodes never take less time, at the log's bus bandwidth
     assert p.communication_time[2] >= p.communication_time[1]
     assert busbw(10**9, float(p.communication_time[2]), 32) == pytest.approx(40e9, rel=0.05)
@@ -227,9 +237,9 @@ def test_a_probes_own_all_reduce_is_given_back_too(tmp_path: Path) -> None:
     for row in sizes:
         given = float(pricing.priced(found.cluster, "all_reduce", 2, row["bytes"]))
         assert given == pytest.approx(row["seconds"], rel=1e-9)
-    assert found.predict().assumptions["given_back"] == [
-        {"collective": "all_reduce", "ranks": 2, "nodes": 1, "source": "probe"}
-    ]
+    (said,) = found.predict().assumptions["given_back"]
+    assert (said["ranks"], said["nodes"], said["source"], said["sizes"]) == (2, 1, "probe", [8, 2**24])
+    assert said["said"] == "all_reduce: measured times used at 2 ranks in one node (sizes 8 B–16 MiB)"
 
 
 def test_a_what_if_at_the_logs_shape_scales_the_logs_times(tmp_path: Path) -> None:

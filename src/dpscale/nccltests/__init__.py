@@ -3,7 +3,9 @@
 - :mod:`dpscale.nccltests.reading`: the text or ``-J`` JSON output of ``all_reduce_perf``,
   ``reduce_scatter_perf`` and ``all_gather_perf``, read into :class:`Log` objects;
 - :mod:`dpscale.nccltests.fitting`: α and β per collective and tier, fitted to the model
-  ``dpscale predict`` prices with, and the profile ``predict --network`` reads.
+  ``dpscale predict`` prices with, and the profile ``predict --network`` reads;
+- :mod:`dpscale.nccltests.reduction`: in-network reduction as a log shows it (a bus bandwidth
+  above the GPU's own line rate).
 
 Neither imports torch: the logs come from a cluster, the import runs anywhere.
 """

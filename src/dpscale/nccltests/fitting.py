@@ -25,21 +25,28 @@ another) when one is given, else as if the node's own links cost nothing; ``pred
 assumes the same of them, or fits the network again to the runs with the node's links it is
 given (:func:`fit_runs`). Several runs of a tier (4 and 8 GPUs, 2 and 4 nodes) are fitted
 together.
+
+**In-network reduction**: an all-reduce whose bus bandwidth is above the line rate of the GPU's
+own NVLink was reduced in the switches (:mod:`dpscale.nccltests.reduction`); its tier is then
+fitted with NCCL's in-network algorithms among those the model may pick
+(:mod:`dpscale.predict.innetwork`), said so in the profile (``"in_network": true``) and in a note.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from dpscale.errors import N_, InvalidInput
+from dpscale.messages import Message
 from dpscale.nccltests.reading import COLLECTIVES, Log
+from dpscale.nccltests.reduction import ReducedLink, reduced_tiers
 from dpscale.records import AllReduceTiming, MeasuredRun, NetworkProfile, ProbedLink, timestamp
 
-__all__ = ["FREE", "Check", "Imported", "fit_runs", "import_logs", "model_time", "runs_of"]
+__all__ = ["FREE", "Check", "Imported", "as_link", "fit_runs", "import_logs", "model_time", "runs_of"]
 
 LATENCY_SPAN = 1.25  # sizes whose time is within this factor of the smallest: latency-bound
 PLATEAU = 0.8  # sizes whose algbw is at least this share of the best: bandwidth-bound
@@ -65,10 +72,12 @@ class Check:
 
 @dataclass(frozen=True)
 class Imported:
-    """A network profile from nccl-tests runs, and how well it gives each run back."""
+    """A network profile from nccl-tests runs, how well it gives each run back, and what the fit
+    says of the runs for a user to be told (a tier found to reduce in its switches)."""
 
     profile: NetworkProfile
     checks: tuple[Check, ...]
+    notes: tuple[Message, ...] = ()
 
 
 def runs_of(logs: Sequence[Log]) -> tuple[MeasuredRun, ...]:
@@ -96,8 +105,9 @@ def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
     return {"intra": intra} if hosts == 1 else {"intra": intra, "inter": inter, "per_node": per_host}
 
 
-def _terms(run: MeasuredRun, per_host: int, intra: Any) -> list[Terms]:
-    """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts)."""
+def _terms(run: MeasuredRun, per_host: int, intra: Any, reduces: bool) -> list[Terms]:
+    """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts);
+    ``reduces``: the fitted tier's switches reduce (:mod:`dpscale.nccltests.reduction`)."""
     from dpscale.predict.collectives import Link
 
     def priced(link: Any) -> list[Any]:
@@ -106,7 +116,8 @@ def _terms(run: MeasuredRun, per_host: int, intra: Any) -> list[Terms]:
         return _priced(run.collective, run.ranks, links)
 
     found: list[Terms] = []
-    for (a1, c1), (a2, c2) in zip(priced(Link(1 / _B1, _A1)), priced(Link(1 / _B2, _A2)), strict=True):
+    units = (Link(1 / _B1, _A1, in_network=reduces), Link(1 / _B2, _A2, in_network=reduces))
+    for (a1, c1), (a2, c2) in zip(priced(units[0]), priced(units[1]), strict=True):
         qa = (float(a2) - float(a1)) / (_A2 - _A1)
         qc = (float(c2) - float(c1)) / (_B2 - _B1)
         found.append((float(a1) - qa * _A1, qa, float(c1) - qc * _B1, qc))
@@ -158,11 +169,11 @@ def _names(runs: Sequence[MeasuredRun]) -> str:
     return ", ".join(run.name for run in runs)
 
 
-def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int) -> ProbedLink:
+def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int, reduces: bool = False) -> ProbedLink:
     points = [
         _Point(size, seconds, terms)
         for run in runs
-        for terms in [_terms(run, per_host, intra)]
+        for terms in [_terms(run, per_host, intra, reduces)]
         for size, seconds in run.sizes
     ]
     if len({p.size for p in points}) < 2:  # nccl-tests' default, -b 32M -e 32M, times one size
@@ -189,7 +200,7 @@ def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int) -> ProbedLink:
         # Across nodes a ring moves bytes at the slower of the node's links and its network: a run
         # faster than the node's links allow says the network is at least as fast as they are.
         beta = max(beta, 1 / (intra.bandwidth * intra.efficiency))
-    return ProbedLink(bandwidth=1 / beta, latency=alpha)
+    return ReducedLink(1 / beta, alpha) if reduces else ProbedLink(bandwidth=1 / beta, latency=alpha)
 
 
 def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: int, intra: Any, inter: Any) -> float:
@@ -209,10 +220,13 @@ def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: i
     return float(timed(size, ranks, **links))
 
 
-def _link(probed: ProbedLink | None) -> Any:
+def as_link(probed: ProbedLink | None) -> Any:
+    """The :class:`~dpscale.predict.collectives.Link` a profile's tier stands for (None for None)."""
     from dpscale.predict.collectives import Link
 
-    return None if probed is None else Link(probed.bandwidth, probed.latency, probed.efficiency)
+    if probed is None:
+        return None
+    return Link(probed.bandwidth, probed.latency, probed.efficiency, in_network=isinstance(probed, ReducedLink))
 
 
 Fitted = dict[str, tuple[ProbedLink | None, ProbedLink | None]]
@@ -230,12 +244,13 @@ def _per_host(runs: Sequence[MeasuredRun]) -> int:
     return shapes.pop() if shapes else max(run.ranks for run in runs)
 
 
-def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None) -> Fitted:
+def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None, reduced: Collection[str] = ()) -> Fitted:
     """Each collective's (intra, inter) tiers fitted to ``runs`` (None where no run measured a tier).
 
     With ``intra`` (a :class:`~dpscale.predict.collectives.Link`), the node's links are taken as
     given for every collective, and each network tier is fitted with them: what ``predict`` does
-    when it is told the node's links a profile did not measure, or other ones.
+    when it is told the node's links a profile did not measure, or other ones. ``reduced``: the
+    tiers (``intra``, ``inter``) whose switches reduce, fitted so (:mod:`dpscale.nccltests.reduction`).
     """
     if not runs:
         raise InvalidInput("import", "", N_("one or more nccl-tests outputs"))
@@ -244,7 +259,7 @@ def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None) -> Fitted:
     for collective in COLLECTIVES:
         one = [run for run in runs if run.collective == collective and run.hosts == 1]
         if one and intra is None:
-            fitted[collective] = [_fit(one, None, per_host), None]
+            fitted[collective] = [_fit(one, None, per_host, "intra" in reduced), None]
     known = next((fitted[c][0] for c in COLLECTIVES if c in fitted), None)
     for collective in COLLECTIVES:
         many = [run for run in runs if run.collective == collective and run.hosts > 1]
@@ -252,8 +267,8 @@ def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None) -> Fitted:
             continue
         entry = fitted.setdefault(collective, [None, None])
         base = entry[0] or known
-        node = intra if intra is not None else _link(base) if base is not None else _free()
-        entry[1] = _fit(many, node, per_host)
+        node = intra if intra is not None else as_link(base) if base is not None else _free()
+        entry[1] = _fit(many, node, per_host, "inter" in reduced)
     return {name: (entry[0], entry[1]) for name, entry in fitted.items()}
 
 
@@ -271,14 +286,15 @@ def import_logs(logs: Sequence[Log]) -> Imported:
         raise InvalidInput("import", "", N_("one or more nccl-tests outputs"))
     runs = runs_of(logs)
     per_host = _per_host(runs)
-    fitted = fit_runs(runs)
+    reduced, notes = reduced_tiers(list(logs))
+    fitted = fit_runs(runs, reduced=reduced)
     known = next((fitted[c][0] for c in COLLECTIVES if c in fitted and fitted[c][0] is not None), None)
     checks = []
     for log, run in zip(logs, runs, strict=True):
         own_intra, own_inter = fitted[run.collective]
         base = own_intra or known
-        intra = _link(base) if base is not None else _free()
-        inter = _link(own_inter)
+        intra = as_link(base) if base is not None else _free()
+        inter = as_link(own_inter)
         g = per_host if run.hosts > 1 else run.ranks
         ends = []
         for size, seconds in (run.sizes[-1], run.sizes[0]):
@@ -304,7 +320,7 @@ def import_logs(logs: Sequence[Log]) -> Imported:
         collectives=dict(fitted),
         runs=runs,
     )
-    return Imported(profile, tuple(checks))
+    return Imported(profile, tuple(checks), notes)
 
 
 def _timings(log: Log, algbw: Any, busbw: Any) -> tuple[AllReduceTiming, ...]:

@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput
+from dpscale.messages import Message
 from dpscale.predict.collectives import Collective, Link
 from dpscale.predict.defaults import (
     ALGORITHMS,
@@ -26,7 +27,7 @@ from dpscale.predict.defaults import (
     Sharding,
 )
 
-__all__ = ["Cluster", "Measured", "Reference", "Workload", "assumptions"]
+__all__ = ["Cluster", "Measured", "Reference", "Workload", "assumptions", "measured_notes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,21 +172,57 @@ class Cluster:
         return replace(self, inter=None if self.inter is None else change(self.inter), collectives=own)
 
 
+def _link(found: Link | None) -> dict[str, Any] | None:
+    """A link as the JSON states it; ``in_network`` only where its switches reduce."""
+    if found is None:
+        return None
+    out: dict[str, Any] = {"bandwidth": found.bandwidth, "latency": found.latency, "efficiency": found.efficiency}
+    return {**out, "in_network": True} if found.in_network else out
+
+
+def _size(nbytes: float) -> Message:
+    """A message size in binary units, whole where it is (8 B, 64 KiB, 8 GiB), else to three figures."""
+    for unit, scale in ((N_("%(n)s GiB"), 2**30), (N_("%(n)s MiB"), 2**20), (N_("%(n)s KiB"), 2**10)):
+        if nbytes >= scale:
+            value = nbytes / scale
+            return Message.of(unit, n=int(value) if value == int(value) else float(f"{value:.3g}"))
+    return Message.of(N_("%(n)s B"), n=int(nbytes))
+
+
+def measured_notes(c: Cluster) -> tuple[Message, ...]:
+    """Where a prediction used measured times, a sentence each (what the CLI's notes and the page print)."""
+    out = []
+    for m in c.measured:
+        sizes = {"smallest": _size(round(math.exp(m.log_sizes[0]))), "largest": _size(round(math.exp(m.log_sizes[-1])))}
+        template = (
+            N_("%(collective)s: measured times used at %(ranks)s ranks in one node (sizes %(smallest)s–%(largest)s)")
+            if m.nodes == 1
+            else N_(
+                "%(collective)s: measured times used at %(ranks)s ranks on %(nodes)s nodes (sizes "
+                "%(smallest)s–%(largest)s)"
+            )
+        )
+        out.append(Message.of(template, collective=m.collective, ranks=m.ranks, nodes=m.nodes, **sizes))
+    return tuple(out)
+
+
 def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[str, Any]:
     """What a prediction assumed, as its JSON states it."""
 
     gradient = w.gradient_bytes
-
-    def link(found: Link | None) -> dict[str, float] | None:
-        return (
-            None
-            if found is None
-            else {"bandwidth": found.bandwidth, "latency": found.latency, "efficiency": found.efficiency}
-        )
-
+    link = _link
+    assumed_free = dict(c.sources).get("intra") == "assumed"  # the node's links: none measured, none given
     own = {name: {"intra": link(intra), "inter": link(inter)} for name, intra, inter in c.collectives}
     given_back = [
-        {"collective": m.collective, "ranks": m.ranks, "nodes": m.nodes, "source": m.source} for m in c.measured
+        {
+            "collective": m.collective,
+            "ranks": m.ranks,
+            "nodes": m.nodes,
+            "source": m.source,
+            "sizes": [round(math.exp(m.log_sizes[0])), round(math.exp(m.log_sizes[-1]))],
+            "said": str(said),
+        }
+        for m, said in zip(c.measured, measured_notes(c), strict=True)
     ]
     return {
         **({"collectives": own} if own else {}),  # each collective's own links, where a profile measured them apart
@@ -207,10 +244,8 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
         "interference": c.interference,
         "devices_per_node": c.devices_per_node,
         "device_memory": c.device_memory,
-        "intra": {"bandwidth": c.intra.bandwidth, "latency": c.intra.latency, "efficiency": c.intra.efficiency},
-        "inter": None
-        if c.inter is None
-        else {"bandwidth": c.inter.bandwidth, "latency": c.inter.latency, "efficiency": c.inter.efficiency},
+        "intra": None if assumed_free else link(c.intra),  # null: assumed free, as "sources" says
+        "inter": link(c.inter),
         "input_throughput": w.input_throughput,
         "reference": None
         if reference is None
@@ -223,7 +258,7 @@ def assumptions(w: Workload, c: Cluster, reference: Reference | None) -> dict[st
         + (
             "the node's own links (no one-host run measured them and none were given: taken as costing nothing, "
             "as the network's fit took them), "
-            if dict(c.sources).get("intra") == "assumed"
+            if assumed_free
             else ""
         )
         + "host contention, "

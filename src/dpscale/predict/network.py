@@ -50,9 +50,9 @@ class Network:
 
 
 def _link(probed: ProbedLink | None) -> Link | None:
-    from dpscale.predict.collectives import Link
+    from dpscale.nccltests.fitting import as_link
 
-    return None if probed is None else Link(probed.bandwidth, probed.latency, probed.efficiency)
+    return cast("Link | None", as_link(probed))
 
 
 def _own(fitted: dict[str, Any]) -> tuple[tuple[Collective, Link | None, Link | None], ...]:
@@ -143,7 +143,8 @@ def settle(
 
         across = [run for run in network.runs if run.hosts > 1]
         if across and final_intra != assumed_free():
-            fitted = fit_runs(across, intra=final_intra)
+            reduced = ("inter",) if network.inter is not None and network.inter.in_network else ()
+            fitted = fit_runs(across, intra=final_intra, reduced=reduced)
             own = tuple((cast("Collective", name), None, _link(tiers[1])) for name, tiers in fitted.items())
             final_inter = next(
                 _link(fitted[name][1]) for name in ("all_reduce", "reduce_scatter", "all_gather") if name in fitted

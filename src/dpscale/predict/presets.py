@@ -1,4 +1,9 @@
-"""Link presets (presets.toml): common GPU interconnects and networks, with their sources."""
+"""Link presets (presets.toml): common GPU interconnects and networks, with their sources.
+
+A preset may say its switches reduce (``in_network = true``: NVLink SHARP, SHARP), which is how
+a user chooses in-network reduction (:mod:`dpscale.predict.innetwork`); a profile's tier says so
+with ``"in_network": true``.
+"""
 
 from __future__ import annotations
 
@@ -35,9 +40,10 @@ def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
     if key not in table:
         raise InvalidInput(tier, name, N_("one of %(choices)s"), params={"choices": ", ".join(sorted(table))})
     entry = table[key]
-    return Link(entry["bandwidth"] * nics, entry["latency"], entry["efficiency"])
+    return Link(entry["bandwidth"] * nics, entry["latency"], entry["efficiency"], entry.get("in_network", False))
 
 
+FREE_BANDWIDTH = 1e18  # a node's links assumed free, as dpscale.nccltests.fitting.FREE writes them
 DEFAULT_LATENCY = {"intra": 3e-6, "inter": 10e-6}  # seconds; typical NCCL-level values, an assumption
 DEFAULT_EFFICIENCY = 0.8  # share of line rate an all-reduce reaches; an assumption, as in presets.toml
 
@@ -72,6 +78,7 @@ def resolve_link(
         base.bandwidth,
         base.latency if latency is None else latency,
         base.efficiency if efficiency is None else efficiency,
+        base.in_network,
     )
 
 
@@ -109,6 +116,18 @@ class Profile:
     source: str  # "nccl-tests log" or "probe"
 
 
+def _assumed_free(entry: Any) -> bool:
+    """A tier written as the node's links assumed free: ``{"assumed": "free"}``, or, as profiles and
+    predictions once wrote it, a bandwidth of 1e18 B/s and no latency (read as not measured)."""
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("assumed") == "free":
+        return True
+    bandwidth, latency = entry.get("bandwidth"), entry.get("latency")
+    numbers = [v for v in (bandwidth, latency) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return len(numbers) == 2 and numbers[0] >= FREE_BANDWIDTH and numbers[1] == 0
+
+
 def read_profile(path: str) -> Profile:
     """The profile at ``path`` as ``predict --network`` takes it (see :func:`profile_links`)."""
     from dpscale import _files
@@ -128,8 +147,16 @@ def read_profile(path: str) -> Profile:
 
     def tier(name: str, within: Any = data) -> Link | None:
         entry = within.get(name) if isinstance(within, dict) else None
-        if entry is None:
+        if entry is None or _assumed_free(entry):
             return None
+        reduces = entry.get("in_network", False) if isinstance(entry, dict) else False
+        if not isinstance(reduces, bool):
+            raise InvalidInput(
+                "network",
+                path,
+                N_("a profile whose %(tier)s tier says in_network as true or false (got %(value)s)"),
+                params={"tier": name, "value": repr(_files.shown(reduces))},
+            )
         try:
             probed = ProbedLink.from_dict(entry)
         except InvalidInput as exc:  # a key missing, or not a number
@@ -145,7 +172,7 @@ def read_profile(path: str) -> Profile:
                 params={"tier": name, "reason": reason},
             ) from None
         try:
-            return Link(probed.bandwidth, probed.latency, probed.efficiency)
+            return Link(probed.bandwidth, probed.latency, probed.efficiency, reduces)
         except InvalidInput as exc:  # a bandwidth of 0, an efficiency past 1
             place = Message.of("%(file)s, %(tier)s %(key)s", file=path, tier=name, key=exc.field)
             raise exc.as_given(place, exc.value) from None
