@@ -275,6 +275,7 @@ def bench_loop() -> bool:
 
 def main() -> int:
     from bench.explain import bench_explain
+    from bench.nccl import bench_import
 
     results = [
         bench_startup(),
@@ -283,6 +284,7 @@ def main() -> int:
         bench_meter(),
         bench_web(),
         bench_explain(),
+        bench_import(),
         bench_loop(),
     ]
     return 0 if all(results) else 1
