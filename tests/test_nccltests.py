@@ -321,7 +321,9 @@ def test_cli_writes_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     code, printed, err = run_cli(
         capsys, "probe", "--import", str(ONE_NODE), "--import", str(TWO_NODES), "--out", str(out)
     )
-    assert (code, err) == (0, "")
+    assert code == 0
+    # nothing on stderr but, where the CLI says the fit's notes, the H100s' reduction in the switches
+    assert all(line.startswith("note:") and "NVLink SHARP" in line for line in err.splitlines())
     assert "Fitted from nccl-tests (NVIDIA H100 80GB HBM3)" in printed
     assert "all_reduce_2nodes.txt" in printed
     assert f"Profile written to {out}" in printed

@@ -179,6 +179,8 @@ def _tiered_ring(ranks: Any, per_node: int | None, intra: Link, inter: Link | No
     """NCCL's rings, ``passes`` times around: passes·(n−1) steps, passes·(N−1) of them across the network."""
     if inter is None or per_node is None:  # one node
         return _ring(ranks, intra, passes)
+    if per_node == 1:  # a rank to a node: every step crosses the network
+        return _ring(ranks, inter, passes)
     n, nodes, _, g = _shape(ranks, per_node, inter)
     steps = n - 1
     across = nodes - 1

@@ -17,7 +17,10 @@ for a log and for a profile:
   takes them so too, and says so. Given the node's links otherwise (a preset typed, another
   measurement), the network tier is fitted again to the same runs with them, so the runs are
   still given back and the node's cost is not counted twice;
-- **each run is given back** at its own shape (:mod:`dpscale.predict.pricing`).
+- **each run is given back** at its own shape, and its shortfall against the model at each size
+  carried to the node counts it did not measure (:mod:`dpscale.predict.pricing`);
+- **a tier whose switches reduce** (``in_network``, found by the fit when a run beat the GPU's
+  line rate: :mod:`dpscale.nccltests.reduction`) stays so, and the network is fitted again with it.
 """
 
 from __future__ import annotations
