@@ -79,3 +79,24 @@ def test_a_tier_no_run_measured_takes_the_model_alone(tmp_path: Path) -> None:
         assert float(pricing.priced(cluster, "all_reduce", 4, size)) != float(
             pricing.priced(alone, "all_reduce", 4, size)
         )
+
+
+def test_the_nearest_run_of_the_tier_says_the_shortfall(tmp_path: Path) -> None:
+    # Runs at 2 and 4 nodes: 8 nodes take the 4 nodes' measured-over-model at each size, 20 ranks (3 nodes)
+    # the 2 nodes' (nearer in the log of the rank count).
+    import math
+
+    import numpy as np
+
+    truth = {n: synthetic.nccl_protocols(n, 8, busbw_intra=360e9, busbw_inter=40e9) for n in (16, 32)}
+    logs = [synthetic.write(tmp_path / f"all_reduce_{n}.txt", "all_reduce", n, 8, truth[n]) for n in (16, 32)]
+    out = tmp_path / "network.json"
+    write_profile(out, import_logs([read_log(p) for p in logs]).profile)
+    cluster = PREDICT.build({**JOB, "devices": [16, 32, 64], "network": str(out)}).cluster
+    alone = replace(cluster, measured=())
+    shapes = {m.ranks: m for m in cluster.measured}
+    for ranks, nearest in ((64, 32), (20, 16)):
+        for size in (4 * MiB, 25 * MiB):
+            ratio = math.exp(np.interp(math.log(size), shapes[nearest].log_sizes, shapes[nearest].log_ratio))
+            model = float(pricing.priced(alone, "all_reduce", ranks, size))
+            assert float(pricing.priced(cluster, "all_reduce", ranks, size)) == pytest.approx(model * ratio)

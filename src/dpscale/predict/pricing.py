@@ -20,7 +20,7 @@ Every strategy's collectives are priced here (:mod:`dpscale.predict.model` for D
   its trees there by a factor of 0.5–0.9 a size (treeCorrectionFactor). Which protocol runs is set
   by the message's size against latencies that grow slowly with the node count (a tree's in
   log N), so at a rank count of the tier (one node, or across nodes) a run measured but not at
-  its own, the model's time is multiplied by what the nearest such run (in node count) measured
+  its own, the model's time is multiplied by what the nearest such run (in rank count) measured
   over the model at that size, interpolated as above. On logs written from NCCL's tuning model
   with its protocols, that brings 4 and 8 nodes from 1 and 2 to within 7 % from 4 MiB up, where
   the model alone is up to 26 % too fast (tests/test_extrapolation.py). A tier no run measured
@@ -79,17 +79,17 @@ def measured_shapes(cluster: Cluster, collective: Collective) -> list[Measured]:
     return own + others
 
 
-def _carried(shapes: Sequence[Measured], nodes: Any, size: Any) -> Any:
+def _carried(shapes: Sequence[Measured], n: Any, nodes: Any, size: Any) -> Any:
     """What each rank count's nearest measured shape of its tier measured over the model at ``size``.
 
-    1 where no shape measured the tier. Nearest: in the log of the node count, the first listed on a tie.
+    1 where no shape measured the tier. Nearest: in the log of the rank count, the first listed on a tie.
     """
     log_size = np.log(np.maximum(size, 1.0))
     ratio = np.ones(np.broadcast_shapes(np.shape(nodes), np.shape(size)))
     best = np.full(np.shape(nodes), np.inf)
     chosen: list[tuple[Measured, Any]] = []
     for shape in shapes:
-        distance = np.where((nodes > 1) == (shape.nodes > 1), np.abs(np.log(nodes / shape.nodes)), np.inf)
+        distance = np.where((nodes > 1) == (shape.nodes > 1), np.abs(np.log(n / shape.ranks)), np.inf)
         closer = distance < best
         best = np.where(closer, distance, best)
         chosen.append((shape, closer))
@@ -115,7 +115,7 @@ def given_back(cluster: Cluster, collective: Collective, ranks: Any, size: Any, 
     sizes = np.asarray(size, dtype=np.float64)
     one_node = cluster.links(collective)[1] is None
     nodes = np.ones_like(n) if one_node else np.ceil(n / cluster.devices_per_node)
-    out = modelled * _carried(shapes, nodes, sizes)
+    out = modelled * _carried(shapes, n, nodes, sizes)
     for shape in shapes:
         at = n == shape.ranks
         if shape.collective != collective or not np.any(at):
