@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,6 +14,9 @@ from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of
 from dpscale.errors import MissingExtra
 from dpscale.i18n import Lang
 from dpscale.parse import parse_count, parse_scaled_count
+
+if TYPE_CHECKING:
+    from dpscale.measure.launch import Launch
 
 __all__ = ["measure", "probe"]
 
@@ -50,7 +53,7 @@ def _cluster(
     timeout: str,
     local_addr: str | None = None,
     threads: str | None = None,
-) -> Any:
+) -> Launch:
     """The core's Launch from the options' text; the core checks the values (nodes, ranks, bounds).
 
     Inside an srun step, nodes, this node's rank and the rendezvous come from Slurm unless given.
