@@ -93,6 +93,26 @@ def _parameter(item: Input) -> inspect.Parameter:
     return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
 
 
+def _answered(request: Request, answer: dict[str, Any]) -> Any:
+    """``answer`` as JSON; or its rows as CSV, same columns, for a client that asks for ``text/csv``."""
+    accepted = request.headers.get("accept", "")
+    if "text/csv" in accepted and "application/json" not in accepted.split("text/csv")[0]:  # asked first
+        from fastapi.responses import Response
+
+        from dpscale.web.export import csv_text
+
+        return Response(csv_text(answer), media_type="text/csv; charset=utf-8")
+    return answer
+
+
+CSV_TOO: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/csv": {"schema": {"type": "string"}}},
+        "description": "The answer; its rows as CSV with Accept: text/csv",
+    }
+}
+
+
 def _computed(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """What a route does with the definition's inputs, from a query or a body: read the texts, build, answer."""
     readable = [item for item in definition.on("api") if item.kind in ("reference", "nccltests")]
@@ -135,7 +155,7 @@ def _endpoint(
     compute = _computed(definition, answer)
     known = frozenset(item.api_name or item.name for item in definition.on("api"))
 
-    def checked(request: Request, values: dict[str, Any]) -> dict[str, Any]:
+    def checked(request: Request, values: dict[str, Any]) -> Any:
         # A parameter the endpoint does not take (deadline for deadline_seconds) is refused by name,
         # not ignored: the answer would silently be to another question.
         for name in request.query_params:
@@ -144,12 +164,12 @@ def _endpoint(
                 raise InvalidInput(
                     name, request.query_params[name], accepted, params={"names": ", ".join(sorted(known))}
                 )
-        return compute(**values)
+        return _answered(request, compute(**values))
 
-    def costly_route(request: Request, **values: Any) -> dict[str, Any]:
+    def costly_route(request: Request, **values: Any) -> Any:
         return checked(request, values)
 
-    async def quick(request: Request, **values: Any) -> dict[str, Any]:
+    async def quick(request: Request, **values: Any) -> Any:
         return checked(request, values)
 
     endpoint: Callable[..., Any] = costly_route if costly else quick
@@ -168,7 +188,7 @@ router.add_api_route(
     api_scaling,
     methods=["GET"],
     response_model=ScalingOut,
-    responses=bad_input,
+    responses={**bad_input, **CSV_TOO},
     summary="Ideal and actual throughput and speedup",
 )
 
@@ -187,7 +207,7 @@ for definition, shape, summary in CHEAP:  # answered as the core's result says i
         _endpoint(definition, lambda result: result.to_dict(), costly=False),
         methods=["GET"],
         response_model=shape,
-        responses=bad_input,
+        responses={**bad_input, **CSV_TOO},
         summary=summary,
     )
 
@@ -202,7 +222,7 @@ router.add_api_route(
     _endpoint(predict_inputs.PREDICT, _prediction),
     methods=["GET"],
     response_model=PredictOut,
-    responses=bad_input,
+    responses={**bad_input, **CSV_TOO},
     summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
 )
 
@@ -239,20 +259,20 @@ def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
 @router.post(
     "/api/v1/predict",
     response_model=PredictOut,
-    responses=big_body,
+    responses={**big_body, **CSV_TOO},
     summary="The same prediction, its inputs as a JSON body: what a query cannot carry, such as an nccl-tests log",
     dependencies=[Depends(_known_keys(PredictIn))],
 )
-def api_predict_posted(body: PredictIn) -> dict[str, Any]:  # type: ignore[valid-type]  # a model made from the definition
-    return _predict_posted(**body.model_dump())  # type: ignore[attr-defined]
+def api_predict_posted(request: Request, body: PredictIn) -> Any:  # type: ignore[valid-type]  # a model made from the definition
+    return _answered(request, _predict_posted(**body.model_dump()))  # type: ignore[attr-defined]
 
 
 @router.post(
     "/api/v1/fit",
-    responses=big_body,
+    responses={**big_body, **CSV_TOO},
     summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
 )
-def api_fit(body: FitIn) -> dict[str, Any]:  # a fit of up to 10 000 points: off the event loop
+def api_fit(request: Request, body: FitIn) -> Any:  # a fit of up to 10 000 points: off the event loop
     from dpscale import fit as fitting
     from dpscale.errors import InvalidInput
 
@@ -260,4 +280,4 @@ def api_fit(body: FitIn) -> dict[str, Any]:  # a fit of up to 10 000 points: off
         result = fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at)
     except InvalidInput as exc:  # the core names one model; the body's key is the list's
         raise exc.renamed("models") if exc.field == "model" else exc from None
-    return result.to_dict()
+    return _answered(request, result.to_dict())

@@ -81,6 +81,7 @@ class Form:
     errors: dict[str, str]
     result: Any
     readings: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # 2,500: (2,5, 2 500)
+    parsed: dict[str, Any] = dataclasses.field(default_factory=dict)  # each field's value, as read
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
                 errors[name] = _said(exc, lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
                 errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
-    return Form(lang, values, errors, result, readings)
+    return Form(lang, values, errors, result, readings, parsed)
 
 
 def _option(item: Input, value: Any, text: str) -> str:

@@ -39,6 +39,7 @@ from dpscale.format import (
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
 from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes
+from dpscale.web import export
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
@@ -117,6 +118,13 @@ def _at_width(chart: Any, width: int) -> Any:
     sized = chart.copy(deep=False)
     sized.vconcat = [panel.properties(width=width) if panel.width == "container" else panel for panel in panels]
     return sized
+
+
+def _taken(calc: Calculator, form: Form, query: str, base: str) -> export.Takeaway | None:
+    """What the page offers to take away, when it has a result."""
+    if form.result is None or calc.definition is None:
+        return None
+    return export.takeaway(calc.name, calc.definition.inputs, form, query, base, posted=calc.posted)
 
 
 class _Kept:
@@ -221,14 +229,19 @@ def page_router() -> APIRouter:
         linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
         chart_uri = (lambda: None) if linked else (lambda: _chart_uri(calc.name, form.result, chosen))
         env = envs[chosen]
+        taken = _taken(calc, form, query if linked else "", str(request.base_url))
         if template == "fragment.html":
-            page = env.get_template(template).render(calc=calc, form=form, query=query, chart_uri=chart_uri)
+            page = env.get_template(template).render(
+                calc=calc, form=form, query=query, chart_uri=chart_uri, taken=taken
+            )
         else:  # the page's frame, rendered once, with this request's parts
             parts = env.get_template(f"_{calc.name}_parts.html").module  # made once: its macros take the request
+            takeaway = env.get_template("_takeaway.html").module
             switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
             filled = {
                 "fields": parts.inputs(form, calc),  # type: ignore[attr-defined]
-                "results": parts.results(form, query, chart_uri),  # type: ignore[attr-defined]
+                "results": parts.results(form, query, chart_uri)  # type: ignore[attr-defined]
+                + takeaway.block(taken, calc.name),  # type: ignore[attr-defined]
                 "example": parts.example(form),  # type: ignore[attr-defined]
                 "switch": str(escape(switch)),
             }
@@ -318,6 +331,20 @@ def page_router() -> APIRouter:
         if form.result is None:
             return form_errors(form)
         return svg(to_svg(fit_chart(form.result, chosen), lang=chosen, width=width))
+
+    @router.get("/export/{name}.{kind}")
+    def export_file(request: Request, name: str, kind: str, lang: str | None = None) -> Response:
+        """A page's answer as a file (its download links): the API's JSON, or its rows as CSV."""
+        if name not in CALCULATORS or kind not in ("json", "csv"):
+            return JSONResponse({"errors": [{"field": "request", "message": "no such export"}]}, status_code=404)
+        _, form = chart_form(name, request, lang)
+        if form.result is None:
+            return form_errors(form)
+        answer = export.answer_of(form.result)
+        disposition = {"content-disposition": f'attachment; filename="dpscale-{name}.{kind}"'}
+        if kind == "csv":
+            return Response(export.csv_text(answer), media_type="text/csv; charset=utf-8", headers=disposition)
+        return JSONResponse(answer, headers=disposition)
 
     @router.get("/favicon.ico")
     def favicon() -> Response:  # browsers ask for it whatever the page's <link> says

@@ -1,0 +1,271 @@
+"""Results to take away: a calculator's answer as JSON and CSV, its request as a command and an API call.
+
+Made from the calculator's definition (``dpscale.inputs``), one piece for every page: each input
+with a value is written as the command line reads it (its ``option``, a positional argument, a
+switch's ``--no-`` form, a file for measurements) and as the API takes it (its ``api_name``, a
+number in its unit, a list as a repeated key, a JSON body where the page posts). The values
+written are those the page read, in the form the English command line reads back exactly (a
+float by its ``repr``), so that the command gives the page's figures.
+
+The CSV is the JSON's rows (``ROWS``: a prediction's sizes, a deadline's options, a fit's models;
+else the answer is one row), a nested value flattened to ``key.sub`` and ``key.0``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from dpscale.inputs import Input
+
+__all__ = [
+    "COMMANDS",
+    "ROWS",
+    "Command",
+    "Takeaway",
+    "takeaway",
+    "answer_of",
+    "api_call",
+    "command_of",
+    "csv_text",
+    "rows_of",
+]
+
+# The command line's name for each calculator (dpscale.cli registers them).
+COMMANDS = {
+    "scaling": "scale",
+    "batch": "batch",
+    "pipeline": "bubble",
+    "plan": "plan",
+    "predict": "predict",
+    "fit": "fit",
+}
+
+# Where an answer keeps its rows, when it has several.
+ROWS = ("predictions", "options", "models")
+
+# A posted body's keys, where the API's body names an input otherwise (/api/v1/fit takes points and models).
+_BODY_NAMES = {"measurements": "points", "model": "models"}
+
+
+def answer_of(result: Any) -> dict[str, Any]:
+    """The API's JSON of what a page computed (a prediction with its levers, as /api/v1/predict answers)."""
+    prediction = getattr(result, "prediction", None)
+    if prediction is not None:
+        return {**prediction.to_dict(), "levers": [lever.to_dict() for lever in result.levers]}
+    return dict(result.to_dict())
+
+
+def rows_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's rows, each flattened to scalar columns."""
+    for key in ROWS:
+        listed = answer.get(key)
+        if isinstance(listed, list) and listed and all(isinstance(row, dict) for row in listed):
+            return [dict(_flat(row)) for row in listed]
+    return [dict(_flat(answer))]
+
+
+def _flat(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _flat(inner, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list | tuple):
+        for i, inner in enumerate(value):
+            yield from _flat(inner, f"{prefix}.{i}")
+    else:
+        yield prefix, value
+
+
+def csv_text(answer: dict[str, Any]) -> str:
+    """The answer's rows as CSV: a header of every column (in the order first met), numbers as JSON writes them."""
+    rows = rows_of(answer)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else _cell(row[c]) for c in columns])
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, bool | float) else str(value)
+
+
+def _plain(value: Any) -> str:
+    """A number as the English command line and the API read it back exactly."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+
+
+_UNIT_SUFFIX = {"bandwidth": "B/s", "bytes": "B", "seconds": "s", "duration": "s"}
+
+
+def _cli_text(item: Input, value: Any) -> str:
+    if item.kind == "device_list":
+        return ",".join(str(n) for n in value)
+    if item.kind in ("choice", "text"):
+        return str(item.check(value)) if item.kind == "choice" else str(value)
+    if item.kind in ("count", "scaled_count", "number", "fraction", "variation"):
+        return _plain(value)
+    return _plain(value) + _UNIT_SUFFIX.get(item.kind, "")
+
+
+def _pairs(value: Any) -> list[str]:
+    return [f"{devices}:{_plain(throughput)}" for devices, throughput in value]
+
+
+def _points_file(value: Any) -> str:
+    return "devices,throughput\n" + "".join(f"{p.devices},{_plain(p.throughput)}\n" for p in value)
+
+
+def _given(item: Input, value: Any) -> bool:
+    """Whether ``value`` says more than the input's default (a command and a call leave defaults out)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return False
+    return not (item.default is not None and value == item.default)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``dpscale`` command: its arguments, the files it reads (written first, by a shell's here-document)
+    and what the page used that the command line does not take."""
+
+    args: tuple[str, ...]
+    files: tuple[tuple[str, str], ...] = ()
+    left_out: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """As a shell runs it: each file written with ``cat > NAME <<'EOF'``, then the command."""
+        written = [f"cat > {name} <<'EOF'\n{content.rstrip()}\nEOF\n" for name, content in self.files]
+        return "".join(written) + shlex.join(self.args)
+
+
+def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> Command:
+    """The command that computes what ``values`` (the page's inputs, read) do, in English."""
+    args = ["dpscale", COMMANDS[name]]
+    files: list[tuple[str, str]] = []
+    left_out: list[str] = []
+    positional: list[str | None] = []
+    for item in inputs:
+        value = values.get(item.name)
+        if "cli" not in item.edges:
+            if _given(item, value):
+                left_out.append(item.name)
+            continue
+        if item.positional and not (item.option or item.short):  # an argument, in the definition's order
+            text = _positional(item, value, files)
+            positional.append(text)
+            continue
+        if not _given(item, value):
+            continue
+        if item.kind == "switch":  # written only where it says the other than the default
+            args.append(item.cli_option)
+        elif item.kind == "reference":
+            for pair in _pairs(value):
+                args += [item.cli_option, pair]
+        elif item.kind == "measurements":
+            files.append((f"{item.name}.csv", _points_file(value)))
+            args += [item.cli_option, f"{item.name}.csv"]
+        else:
+            args += [item.cli_option, _cli_text(item, value)]
+    while positional and positional[-1] is None:
+        positional.pop()
+    if None in positional:  # an argument left out before one given: the command line cannot say it
+        raise ValueError("a positional input is missing before one given")
+    at = 2
+    args[at:at] = [text for text in positional if text is not None]
+    return Command(tuple(args), tuple(files), tuple(left_out))
+
+
+def _positional(item: Input, value: Any, files: list[tuple[str, str]]) -> str | None:
+    if value is None:
+        return None if item.default is None else _cli_text(item, item.default)
+    if item.kind == "measurements":
+        files.append((f"{item.name}.csv", _points_file(value)))
+        return f"{item.name}.csv"
+    return _cli_text(item, value)
+
+
+def _api_value(item: Input, value: Any) -> Any:
+    """The input's value as the API's JSON takes it: a number in its unit, a list, a name."""
+    if item.kind == "choice":
+        return item.check(value)
+    if item.kind == "reference":
+        return "; ".join(_pairs(value))
+    if item.kind == "nccltests":
+        return getattr(value, "text", value)
+    if item.kind == "measurements":
+        return [{"devices": p.devices, "throughput": p.throughput} for p in value]
+    if item.kind == "text" and item.name == "model":
+        return None if value == "auto" else [name.strip() for name in str(value).split(",")]
+    return value
+
+
+def api_call(
+    name: str, inputs: tuple[Input, ...], values: dict[str, Any], base: str, *, posted: bool, texts: dict[str, str]
+) -> str:
+    """A ``curl`` of the API that answers what ``values`` ask: a GET with its query, or a POST of a JSON body.
+
+    ``texts``: an input's text as the page holds it, where the API wants text (an nccl-tests log).
+    """
+    given = [(item, values.get(item.name)) for item in inputs if "api" in item.edges]
+    given = [(item, value) for item, value in given if _given(item, value)]
+    url = f"{base.rstrip('/')}/api/v1/{name}"
+    if posted and (name == "fit" or any(item.kind == "nccltests" for item, _ in given)):
+        body: dict[str, Any] = {}
+        for item, value in given:
+            key = _BODY_NAMES.get(item.name, item.name) if name == "fit" else item.api_name or item.name
+            body[key] = (
+                texts.get(item.name, _api_value(item, value)) if item.kind == "nccltests" else _api_value(item, value)
+            )
+        data = json.dumps({k: v for k, v in body.items() if v is not None}, ensure_ascii=False)
+        return f"curl {shlex.quote(url)} -H 'Content-Type: application/json' --data-binary @- <<'EOF'\n{data}\nEOF"
+    query: list[tuple[str, str]] = []
+    for item, value in given:
+        key = item.api_name or item.name
+        shown = _api_value(item, value)
+        for each in shown if isinstance(shown, list) else [shown]:
+            query.append((key, each if isinstance(each, str) else _plain(each)))
+    return f"curl {shlex.quote(url + ('?' + urlencode(query) if query else ''))}"
+
+
+@dataclass(frozen=True)
+class Takeaway:
+    """What a page offers to take away: its answer's files (links, or data URIs where the inputs are too
+    long for a link), and its request as a command and as an API call."""
+
+    json_href: str
+    csv_href: str
+    command: Command
+    call: str
+
+
+def takeaway(name: str, inputs: tuple[Input, ...], form: Any, query: str, base: str, *, posted: bool) -> Takeaway:
+    """The take-away of ``form`` (a page's read form, with a result) on the calculator ``name``.
+
+    ``query``: the page's query string, linked where it fits (``""``: too long, the files come inline).
+    """
+    if query:
+        json_href, csv_href = (f"/export/{name}.{kind}?{query}" for kind in ("json", "csv"))
+    else:
+        answer = answer_of(form.result)
+        json_href = "data:application/json;charset=utf-8," + quote(json.dumps(answer, ensure_ascii=False))
+        csv_href = "data:text/csv;charset=utf-8," + quote(csv_text(answer))
+    return Takeaway(
+        json_href,
+        csv_href,
+        command_of(name, inputs, form.parsed),
+        api_call(name, inputs, form.parsed, base, posted=posted, texts=form.values),
+    )
