@@ -119,7 +119,13 @@ def _show_points(points: Any, lang: Lang) -> str:
     return "devices,throughput\n" + "\n".join(f"{p.devices},{p.throughput!r}" for p in points)
 
 
+def _show_references(pairs: Any, lang: Lang) -> str:
+    """Measurements ``devices:throughput`` written again in ``lang``'s way (``8:62 000`` → ``8:62,000``)."""
+    return "; ".join(f"{devices}:{_show_number(throughput, lang)}" for devices, throughput in pairs)
+
+
 _SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
+    "reference": _show_references,
     "count": _show_count,
     "number": _show_number,
     "fraction": _show_efficiency,
@@ -173,7 +179,7 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
             value = field.read(values[name], source, field=name)
             # A number and its unit or suffix keep their form, in the other's spelling: 1,5 j → 1.5 d,
             # 80 Go → 80 GB, 25,6M → 25.6M.
-            again = respelled(values[name], source, target)
+            again = None if field.show is _show_references else respelled(values[name], source, target)
             if again is not None and not again.endswith("%") and _reads_as(field, again, target, value):
                 out[name] = again
                 continue
