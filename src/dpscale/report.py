@@ -9,7 +9,6 @@ No Rich and no numpy here; values arrive already computed by the core.
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,13 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
-from dpscale.predict.wording import bound_by, calibration_line, prediction_notes, source_name
+from dpscale.predict.wording import calibration_line, prediction_notes
+from dpscale.prediction_report import (
+    efficiency_with_interval,
+    levers_title,
+    prediction_legend,
+    prediction_table,
+)
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch
@@ -56,7 +61,9 @@ __all__ = [
     "memory_sentence",
     "plan_rows",
     "prediction_grid",
+    "prediction_legend",
     "prediction_notes",
+    "prediction_table",
     "scaling_rows",
 ]
 
@@ -196,54 +203,10 @@ def deadline_grid(dp: DeadlinePlan, lang: Lang) -> Grid:
 
 
 def prediction_grid(p: Prediction, lang: Lang) -> Grid:
-    """E(n) and where a step's time goes, one row per device count (the input column when modelled).
-
-    Above each term's heading, where its figure came from (:mod:`dpscale.predict.sources`); the
-    bottleneck said as assumed where it rests on an assumption alone.
-    """
-    _ = translation(lang).gettext
-
-    def term(heading: str, name: str) -> str:
-        source = p.source(name)
-        return heading if source is None else f"{source_name(source, lang)}\n{heading}"
-
-    fed = p.workload.input_throughput is not None
-    header: tuple[str, ...] = (_("Devices"), "E", "A", "S", _("Step"), term(_("Compute"), "compute"))
-    header += (term(_("Comm."), "exposed_communication"), term(_("Wait"), "straggler_wait"))
-    header += ((term(_("Input"), "input_wait"),) if fed else ()) + (_("Memory"), _("Bound by"))
-    fits = p.fits
-    rows = []
-    low, high = p.efficiency_interval
-    for i, n in enumerate(p.devices):
-        row: tuple[str, ...] = (
-            format_number(int(n), lang),
-            efficiency_with_interval(float(p.efficiency[i]), float(low[i]), float(high[i]), lang),
-            format_number(float(p.actual_throughput[i]), lang, decimals=0),
-            format_speedup(float(p.speedup[i]), lang, decimals=1),
-            format_milliseconds(float(p.step_time[i]), lang),
-            format_milliseconds(float(p.compute_time[i]), lang),
-            format_milliseconds(float(p.exposed_communication[i]), lang),
-            format_milliseconds(float(p.straggler_wait[i]), lang),
-        )
-        held = format_memory(float(p.memory.total[i]), lang) + ("" if fits is None or fits[i] else " ✗")
-        row += ((format_milliseconds(float(p.input_wait[i]), lang),) if fed else ()) + (held, bound_by(p, i, lang))
-        rows.append(row)
-    return Grid(header, tuple(rows))
-
-
-def levers_title(p: Prediction, lang: Lang) -> str:
-    """The levers' heading: best first, those that fit the device's memory ahead of the others when it is known."""
-    _ = translation(lang).gettext
-    largest = {"n": format_number(int(max(p.devices)), lang)}
-    if p.fits is None:
-        return _("Levers at %(n)s devices, best first") % largest
-    return _("Levers at %(n)s devices: those that fit first, each group best first") % largest
-
-
-def efficiency_with_interval(e: float, low: float, high: float, lang: Lang) -> str:
-    """E and its interval in whole percent, rounded outwards so that it still holds E: ``97.5% (26–98)``."""
-    below, above = math.floor(round(low * 100, 9)), math.ceil(round(high * 100, 9))  # 9 places: 0.29·100 is 29
-    return f"{format_percent(e, lang)} ({format_number(below, lang)}–{format_number(above, lang)})"
+    """The prediction's table for the terminal (:func:`prediction_table`): each term's source above its heading."""
+    table = prediction_table(p, lang)
+    header = tuple(c.heading if c.source is None else f"{c.source}\n{c.heading}" for c in table.columns)
+    return Grid(header, table.rows)
 
 
 def explanation_grid(e: Explanation, lang: Lang) -> Grid:

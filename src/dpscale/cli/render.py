@@ -173,16 +173,8 @@ def print_prediction(p: Prediction, levers: list[Lever], lang: Lang) -> None:
 
     table = _grid_table(report.prediction_grid(p, lang), no_wrap=True)
     _print_table(out, table)
-    out.print(
-        _(
-            "E efficiency, A actual throughput, S speedup; Comm.: communication not hidden by the backward pass; "
-            "Wait: for the slowest device."
-        )
-    )
-    if p.workload.input_throughput is not None:
-        out.print(_("Input: waiting for the node's input pipeline, shared by its devices."))
-    out.print(_("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}, end=" ")
-    out.print(_("✗: more than the device's memory.") if p.fits is not None else "")
+    for line in report.prediction_legend(p, lang):
+        out.print(line)
     for note in report.prediction_notes(p, lang):
         out.print(note)
     for warning in warning_lines(p, lang):

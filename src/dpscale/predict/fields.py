@@ -19,6 +19,7 @@ from dpscale.predict.defaults import (
     SHARDINGS,
 )
 from dpscale.predict.presets import Tier, presets
+from dpscale.predict.tokenfields import TOKEN_INPUTS
 
 __all__ = ["PREDICT_INPUTS"]
 
@@ -241,6 +242,7 @@ PREDICT_INPUTS = (
             "Left empty, the input is assumed to keep up."
         ),
     ),
+    *TOKEN_INPUTS,
     Input(
         "devices_per_node",
         "count",
@@ -388,7 +390,8 @@ PREDICT_INPUTS = (
     Input(
         "layers",
         "count",
-        f"Pieces a sharded model is gathered in, one prefetched ahead (one per block) [default: {DEFAULT_LAYERS}].",
+        f"Layers (blocks): the pieces a sharded model is gathered in, one prefetched ahead, and L of the "
+        f"FLOPs per token's attention term [default: {DEFAULT_LAYERS}].",
         low=1,
         high=10**6,
         group="sharding",

@@ -19,6 +19,7 @@ from dpscale.predict.defaults import DEFAULT_DEVICES_PER_NODE, DEFAULT_JITTER, D
 from dpscale.predict.fields import PREDICT_INPUTS
 
 if TYPE_CHECKING:
+    from dpscale.predict.flops import Tokens
     from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
     from dpscale.predict.traced import Traced
 
@@ -43,6 +44,7 @@ class Request:
     speed_known: bool = True
     jitter_known: bool = False
     network: dict[str, Any] | None = None  # the nccl-tests log the links came from, as the assumptions state it
+    tokens: Tokens | None = None  # the sequence length, FLOPs per token and peak: tokens/s and MFU
 
     def predict(self) -> Prediction:
         from dataclasses import replace
@@ -68,6 +70,16 @@ class Request:
             )
         if self.network is not None:
             found = replace(found, assumptions={**found.assumptions, "network_profile": self.network})
+        if self.tokens is not None:
+            found = replace(
+                found, tokens=self.tokens, assumptions={**found.assumptions, "tokens": self.tokens.to_dict()}
+            )
+            mfu = found.mfu
+            if mfu is not None and float(mfu.max()) > 1:  # more FLOPs than the device has: an input is off
+                from dpscale.messages import Message
+
+                said = "the MFU is above 100 %%: the throughput, the FLOPs per token and the peak cannot all be right"
+                found = replace(found, warnings=(*found.warnings, Message.of(said)))
         if self.traced is None:
             return found
         return replace(
@@ -239,7 +251,38 @@ def build(values: Values) -> Request:
         speed_known=speed_known,
         jitter_known=jitter_known,
         network=described,
+        tokens=_tokens(v),
     )
+
+
+def _tokens(v: Values) -> Tokens | None:
+    """The sequence length, the FLOPs per token and the peak, when given (F: 6N, + the attention's term)."""
+    from dpscale.predict.flops import FORMULA, FORMULA_PARAMETERS_ONLY, Tokens, flops_per_token
+    from dpscale.predict.peaks import read_peak
+
+    peak = None if v["peak_flops"] is None else read_peak(v["peak_flops"])
+    sequence = v["tokens_per_sample"]
+    if sequence is None:
+        given = next((name for name in ("peak_flops", "flops_per_token", "hidden") if v[name] is not None), None)
+        if given is not None:
+            raise MissingInput(
+                "tokens_per_sample",
+                N_("the tokens per sample (the sequence length), which %(given)s needs"),
+                params={"given": given},
+            )
+        return None
+    if v["flops_per_token"] is not None and v["hidden"] is not None:
+        raise InvalidInput("hidden", v["hidden"], N_("either the FLOPs per token or the attention width, not both"))
+    if v["hidden"] is not None and v["layers"] is None:
+        raise MissingInput("layers", N_("the number of layers, which the attention term 12·L·H·S needs"))
+    if v["flops_per_token"] is not None:
+        flops, formula = float(v["flops_per_token"]), "given"
+    else:
+        flops = flops_per_token(v["params"], layers=v["layers"], width=v["hidden"], sequence=sequence)
+        formula = FORMULA if v["hidden"] is not None else FORMULA_PARAMETERS_ONLY
+    if peak is None:
+        return Tokens(float(sequence))
+    return Tokens(float(sequence), flops, peak.flops, formula, peak.device, peak.source)
 
 
 PREDICT = Definition(
@@ -248,6 +291,7 @@ PREDICT = Definition(
     build,
     groups=(
         ("workload", N_("Job")),
+        ("tokens", N_("Tokens and MFU (optional)")),
         ("cluster", N_("Interconnect")),
         ("sharding", N_("Sharding and memory")),
         ("advanced", N_("More settings")),

@@ -16,6 +16,7 @@ from dpscale._display import ShowsAsTable
 
 if TYPE_CHECKING:
     from dpscale.messages import Message
+    from dpscale.predict.flops import Tokens
     from dpscale.predict.job import Cluster, Workload
     from dpscale.predict.sources import Source
 
@@ -82,6 +83,7 @@ class Prediction(ShowsAsTable):
     # dpscale.predict.sources); empty: not said
     sources: tuple[tuple[str, Source], ...] = ()
     warnings: tuple[Message, ...] = ()  # what the inputs make unlikely, said in the table, the JSON and the page
+    tokens: Tokens | None = None  # tokens per sample, FLOPs per token and peak (None: samples only)
 
     def source(self, term: str) -> Source | None:
         """Where ``term``'s figure came from (None: not said)."""
@@ -123,6 +125,40 @@ class Prediction(ShowsAsTable):
         return np.asarray(scale * low), np.asarray(scale * high)
 
     @property
+    def tokens_per_second(self) -> Array | None:
+        """The cluster's tokens/s, A(n)·S (None: no tokens per sample given)."""
+        return None if self.tokens is None else np.asarray(self.actual_throughput * self.tokens.per_sample)
+
+    @property
+    def tokens_per_second_interval(self) -> tuple[Array, Array] | None:
+        """The cluster's tokens/s at E's interval."""
+        if self.tokens is None:
+            return None
+        low, high = self.actual_throughput_interval
+        return np.asarray(low * self.tokens.per_sample), np.asarray(high * self.tokens.per_sample)
+
+    @property
+    def mfu(self) -> Array | None:
+        """MFU(n) = A(n)·S·F / (n·P) (:mod:`dpscale.predict.flops`; None: no peak given)."""
+        t = self.tokens
+        if t is None or t.flops is None or t.peak is None or self.tokens_per_second is None:
+            return None
+        from dpscale.predict.flops import model_flops_utilization
+
+        return np.asarray(model_flops_utilization(self.tokens_per_second, t.flops, self.devices, t.peak))
+
+    @property
+    def mfu_interval(self) -> tuple[Array, Array] | None:
+        """MFU at E's interval."""
+        t, rates = self.tokens, self.tokens_per_second_interval
+        if t is None or t.flops is None or t.peak is None or rates is None:
+            return None
+        from dpscale.predict.flops import model_flops_utilization
+
+        low, high = (np.asarray(model_flops_utilization(r, t.flops, self.devices, t.peak)) for r in rates)
+        return low, high
+
+    @property
     def speedup(self) -> Array:
         return np.asarray(self.devices * self.efficiency)
 
@@ -154,6 +190,24 @@ class Prediction(ShowsAsTable):
         """Per device count, whether the bottleneck named rests on an assumption alone."""
         terms = {"communication": "exposed_communication", "stragglers": "straggler_wait", "input": "input_wait"}
         return [b in terms and self.source(terms[b]) == "assumed" for b in self.bottleneck]
+
+    def _add_tokens(self, rows: list[dict[str, Any]]) -> None:
+        """Each row's tokens/s (the cluster's, with its interval, and one device's) and MFU, when given."""
+        none = dict.fromkeys(("tokens_per_second", "tokens_per_second_interval", "tokens_per_second_per_device"))
+        for row in rows:  # the same keys with or without tokens: null where not given, as the API's schema says
+            row |= none | {"mfu": None, "mfu_interval": None}
+        rates, bounds = self.tokens_per_second, self.tokens_per_second_interval
+        if rates is None or bounds is None:
+            return
+        per_device = (rates / self.devices).tolist()
+        mfu, mfu_bounds = self.mfu, self.mfu_interval
+        columns = zip(rates.tolist(), *(b.tolist() for b in bounds), per_device, strict=True)
+        for row, (rate, low, high, alone) in zip(rows, columns, strict=True):
+            row |= {"tokens_per_second": rate, "tokens_per_second_interval": [low, high]}
+            row["tokens_per_second_per_device"] = alone
+        if mfu is not None and mfu_bounds is not None:
+            for row, m, low, high in zip(rows, mfu.tolist(), *(b.tolist() for b in mfu_bounds), strict=True):
+                row |= {"mfu": m, "mfu_interval": [low, high]}
 
     def to_dict(self) -> dict[str, Any]:
         fits = self.fits
@@ -216,6 +270,7 @@ class Prediction(ShowsAsTable):
                 a_high,
             ) in enumerate(columns)
         ]
+        self._add_tokens(rows)
         said = {"step_sources": dict(self.sources)} if self.sources else {}
         return {
             "predictions": rows,

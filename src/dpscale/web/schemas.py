@@ -140,6 +140,19 @@ class PredictionRowOut(BaseModel):
     memory_per_device: MemoryOut
     communication_volume: float = Field(description="bytes each device sends per optimizer step")
     fits: bool | None = Field(description="whether the device's memory holds it (null: its memory not given)")
+    tokens_per_second: float | None = Field(
+        None, description="the cluster's tokens/s, A times tokens_per_sample (null: tokens_per_sample not given)"
+    )
+    tokens_per_second_interval: list[float] | None = Field(
+        None, min_length=2, max_length=2, description="low and high bounds of the cluster's tokens/s"
+    )
+    tokens_per_second_per_device: float | None = Field(None, description="one device's share of the tokens/s")
+    mfu: float | None = Field(
+        None,
+        description="model FLOPs utilization: tokens/s x FLOPs per token / (devices x peak_flops) "
+        "(null: peak_flops not given)",
+    )
+    mfu_interval: list[float] | None = Field(None, min_length=2, max_length=2, description="low and high bounds of MFU")
 
 
 class LeverOut(BaseModel):
