@@ -244,6 +244,36 @@ def test_plot_bad_path(capsys: pytest.CaptureFixture[str], tmp_path: Path, name:
     assert err.count("\n") == 1
 
 
+PREDICTED = ["predict", "-d", "8,64", "-v", "938", "-b", "256", "-p", "25.6M"]
+PREDICTED += ["--intra", "nvlink3", "--inter", "ib-hdr"]
+
+
+@pytest.mark.parametrize("suffix", ["svg", "png", "json"])
+def test_predict_plot_writes_the_charts(capsys: pytest.CaptureFixture[str], tmp_path: Path, suffix: str) -> None:
+    out_file = tmp_path / f"predict.{suffix}"
+    code, out, err = run(capsys, *PREDICTED, "--no-levers", "--plot", str(out_file))
+    assert code == 0
+    assert "Bound by" in out  # the table still printed
+    assert "chart written" in err
+    data = out_file.read_bytes()
+    if suffix == "png":
+        assert data.startswith(b"\x89PNG")
+    elif suffix == "json":  # the Vega-Lite spec of the page's chart: its rows, one per device count
+        spec = json.loads(data)
+        rows = spec["vconcat"][0]["layer"][0]["data"]["values"]
+        assert [row["devices"] for row in rows] == [8, 64]
+    else:
+        assert b"<svg" in data
+
+
+@pytest.mark.parametrize("name", ["chart.gif", "missing-dir/chart.svg"])
+def test_predict_plot_bad_path(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    code, _, err = run(capsys, *PREDICTED, "--plot", str(tmp_path / name))
+    assert code == 2
+    assert err.startswith("error: plot:")
+    assert err.count("\n") == 1
+
+
 def test_serve_rejects_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "serve", "--port", "70000")
     assert code == 2

@@ -13,7 +13,7 @@ from dpscale.cli.options import emit_json, lang_of, save_plot
 __all__: list[str] = []
 
 
-def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: str | None) -> None:
+def _predict(given: dict[str, Any], *, show_levers: bool, plot: str | None, as_json: bool, lang: str | None) -> None:
     from dpscale.cli.definitions import named_as_options, read_values
     from dpscale.cli.render import print_prediction
     from dpscale.predict.inputs import PREDICT
@@ -23,6 +23,10 @@ def _predict(given: dict[str, Any], *, show_levers: bool, as_json: bool, lang: s
         request = PREDICT.build(read_values(PREDICT, given, language))
         prediction = request.predict()
         found = request.levers() if show_levers else []
+    if plot is not None:
+        from dpscale.charts import prediction_chart, save_chart
+
+        save_plot(plot, lambda: save_chart(prediction_chart(prediction, language), plot, lang=language), language)
     if as_json:
         emit_json({**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]})
         return
@@ -34,11 +38,14 @@ def _register_predict() -> None:
     from dpscale.predict.inputs import PREDICT
 
     levers = Annotated[bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")]
+    plot = Annotated[
+        str | None, typer.Option("--plot", help="Save the charts (E(n), the step's terms, memory): .svg, .png, .json.")
+    ]
     doc = """Predict the scaling efficiency E(n) from the interconnect, the gradient size and the batch.
 
     dpscale predict --devices 8,16,64 --per-device 938 --batch 256 --params 25.6M --intra nvlink3 --inter ib-hdr
     """
-    options = [own("show_levers", levers, True), *OUTPUT]
+    options = [own("show_levers", levers, True), own("plot", plot, None), *OUTPUT]
     app.command("predict")(command(PREDICT, _predict, options, doc))
 
 
