@@ -201,3 +201,31 @@ def test_a_posted_log_is_in_the_api_call_and_said_left_out_of_the_command(client
     assert answered.status_code == 200, answered.text
     same(answered.json(), want)
     assert "nccl_log" in page.split('id="command-left-out"', 1)[1].split("</p>", 1)[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_a_prediction_hands_each_size_and_its_efficiency_to_plan(client: TestClient, lang: str) -> None:
+    page = client.get("/predict", params={"lang": lang}).text
+    want = json_of(client, page)["predictions"]
+    links = re.findall(r'<a href="(/plan\?[^"]+)">', page.split('id="plan-next"', 1)[1].split("</p>", 1)[0])
+    assert len(links) == len(want)
+    for href, row in zip(links, want, strict=True):
+        planned = client.get(unescape(href)).text
+        assert 'id="export-json"' in planned
+        plan = json_of(client, planned)
+        assert (
+            plan["requested"]["devices"] == row["devices"] if "requested" in plan else plan["devices"] == row["devices"]
+        )
+        asked = plan.get("requested", plan)
+        assert asked["efficiency"] == pytest.approx(row["efficiency"], abs=5e-7)
+        assert asked["per_device_throughput"] == pytest.approx(row["actual_throughput"] / row["speedup"], rel=1e-9)
+
+
+@pytest.mark.parametrize(("path", "targets"), [("/", ["/predict", "/fit"]), ("/plan", ["/predict", "/fit"])])
+def test_the_limits_point_to_the_calculators_that_go_past_them(
+    client: TestClient, path: str, targets: list[str]
+) -> None:
+    page = client.get(path, params={"lang": "en"}).text
+    limits = page.split(">Limits</h3>", 1)[1].split("<h3>", 1)[0]
+    for target in targets:
+        assert f'href="{target}?lang=en"' in limits

@@ -250,6 +250,7 @@ class Takeaway:
     csv_href: str
     command: Command
     call: str
+    plans: tuple[tuple[int, float, str], ...] = ()  # a prediction's E(n) handed to /plan: (n, E, its link)
 
 
 def takeaway(name: str, inputs: tuple[Input, ...], form: Any, query: str, base: str, *, posted: bool) -> Takeaway:
@@ -268,4 +269,26 @@ def takeaway(name: str, inputs: tuple[Input, ...], form: Any, query: str, base: 
         csv_href,
         command_of(name, inputs, form.parsed),
         api_call(name, inputs, form.parsed, base, posted=posted, texts=form.values),
+        plans_of(form.result, form.lang),
     )
+
+
+def plans_of(result: Any, lang: str) -> tuple[tuple[int, float, str], ...]:
+    """A prediction's sizes, each as a link to /plan with its devices, per-device throughput and E(n).
+
+    Written in English (``from=en``): the plan page rewrites them in its language, as its switch does.
+    """
+    prediction = getattr(result, "prediction", None)
+    if prediction is None:
+        return ()
+    out = []
+    for devices, efficiency in zip(prediction.devices, prediction.efficiency, strict=True):
+        query = {
+            "lang": lang,
+            "from": "en",
+            "devices": str(int(devices)),
+            "per_device_throughput": _plain(prediction.per_device_throughput),
+            "efficiency": f"{float(efficiency) * 100:.4f}%",
+        }
+        out.append((int(devices), float(efficiency), "/plan?" + urlencode(query)))
+    return tuple(out)
