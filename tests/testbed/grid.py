@@ -81,7 +81,7 @@ LAYERS = 4  # the mlp workload's linear layers: the pieces FSDP shards and gathe
 
 def run_point(rate_mbit: float, params: float, *, sharding: str = "ddp", steps: int = 6, repeats: int = 2) -> Point:
     single = measure([1], workload="mlp", params=params, batch=BATCH, steps=steps, warmup=2, repeats=repeats,
-                     cluster=Launch(threads=1))[0]  # fmt: skip
+                     cluster=Launch(threads=1))[0].to_dict()  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, two_hosts(rate_mbit) as hosts:
         profile: dict[str, Any] = json.loads(
             _both(
