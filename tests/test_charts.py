@@ -88,3 +88,29 @@ def test_the_prediction_chart_labels_each_size_and_every_legend_whole() -> None:
     texts = re.findall(r">([^<]+)</text>", svg)
     first_axis = texts[: texts.index("Appareils")]  # the efficiency chart's x axis, then its title
     assert first_axis == ["64", "128", "256", "512"]
+
+
+@pytest.mark.parametrize(("lang", "interval", "memory"), [("en", "90% interval", "device memory"), ("fr", None, None)])
+def test_the_prediction_chart_names_its_band_and_the_device_memory_line(
+    lang: str, interval: str | None, memory: str | None
+) -> None:
+    from dpscale.charts import prediction_chart
+    from dpscale.predict import presets
+    from dpscale.predict.model import Cluster, Workload, predict
+
+    cluster = Cluster(presets.link("intra", "nvlink3"), 8, device_memory=80 * 2**30)
+    p = predict([8, 64], Workload(938, 256, 25.6e9), cluster)
+    spec = prediction_chart(p, lang).to_dict()  # type: ignore[arg-type]
+    band = spec["vconcat"][0]["layer"][0]
+    assert band["encoding"]["fill"]["legend"] is not None  # the band in a legend of its own
+    named = {row["what"] for row in band["data"]["values"]}
+    rule = spec["vconcat"][3]["layer"][-1]
+    assert rule["mark"]["type"] == "rule"
+    assert "legend" in rule["encoding"]["stroke"]
+    said = rule["data"]["values"][0]["label"]
+    if interval is not None:
+        assert named == {interval}
+        assert said == memory
+    svg = to_svg(prediction_chart(p, lang), lang=lang)  # type: ignore[arg-type]
+    assert next(iter(named)) in svg
+    assert said in svg

@@ -226,12 +226,15 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     # the prediction's interval as a band behind its line
     low, high = p.efficiency_interval
     a_low, a_high = p.actual_throughput_interval
-    spans = [
+    spans: list[dict[str, Any]] = [
         {"devices": int(n), "e_low": float(low[i]), "e_high": float(high[i]), "a_low": float(a_low[i]),
          "a_high": float(a_high[i])}
         for i, n in enumerate(p.devices)
     ]  # fmt: skip
-    band = altair.Chart(altair.Data(values=spans)).mark_area(opacity=0.18, color="#0b5cad")
+    named = _("%(level)s interval") % {"level": format_percent(p.level, lang, decimals=0)}
+    spans = [{**span, "what": named} for span in spans]  # the band in a legend of its own, as the table names it
+    shade = altair.Fill("what:N", title=None, scale=altair.Scale(range=["#0b5cad"]), legend=altair.Legend(orient="top"))
+    band = altair.Chart(altair.Data(values=spans)).mark_area(opacity=0.18).encode(fill=shade)
     efficiency = altair.layer(
         band.encode(x=x, y="e_low:Q", y2="e_high:Q"),
         base.encode(
@@ -285,7 +288,7 @@ def prediction_chart(p: Prediction, lang: Lang = "en") -> alt.VConcatChart:
     )
     chart: alt.VConcatChart = (
         altair.vconcat(efficiency, throughput, stacked, _memory_panel(p, lang))
-        .resolve_scale(color="independent")
+        .resolve_scale(color="independent", fill="independent", stroke="independent")
         .configure_view(strokeWidth=0)
     )
     return chart
@@ -331,7 +334,14 @@ def _memory_panel(p: Prediction, lang: Lang) -> alt.LayerChart:
     if p.cluster.device_memory is not None:
         limit = [{"gib": p.cluster.device_memory / 2**30, "label": _("device memory")}]
         layers.append(
-            altair.Chart(altair.Data(values=limit)).mark_rule(color="#a40e26", strokeDash=[6, 3]).encode(y="gib:Q")
+            altair.Chart(altair.Data(values=limit))
+            .mark_rule(strokeDash=[6, 3], strokeWidth=2)
+            .encode(
+                y="gib:Q",  # the line named in a legend: what a bar above it is more than
+                stroke=altair.Stroke(
+                    "label:N", title=None, scale=altair.Scale(range=["#a40e26"]), legend=altair.Legend(orient="top")
+                ),
+            )
         )
     panel: alt.LayerChart = altair.layer(*layers).properties(
         width="container", height=220, title=_("Memory per device (%(strategy)s)") % {"strategy": p.cluster.sharding}

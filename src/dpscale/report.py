@@ -26,13 +26,13 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
-from dpscale.predict.wording import calibration_line, prediction_notes
-from dpscale.prediction_report import (
+from dpscale.predict.table import (
     efficiency_with_interval,
     levers_title,
     prediction_legend,
     prediction_table,
 )
+from dpscale.predict.wording import calibration_line, prediction_notes
 
 if TYPE_CHECKING:
     from dpscale.batch import Batch

@@ -3,7 +3,7 @@
 :func:`prediction_table` is read by the command line (through :func:`dpscale.report.prediction_grid`,
 a grid for Rich) and by the /predict page, so that both show the same
 columns and the same values; each column has a short heading (the terminal's) and a title (the
-page's). No Rich and no numpy here; values arrive computed by the core.
+page's). In words, as :mod:`dpscale.predict.wording` is, beside it; no Rich and no numpy here.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ def prediction_legend(p: Prediction, lang: Lang) -> list[str]:
     if p.workload.input_throughput is not None:
         lines.append(_("Input: waiting for the node's input pipeline, shared by its devices."))
     memory = _("Memory: what each device holds (%(strategy)s).") % {"strategy": p.cluster.sharding}
-    lines.append(memory + (" " + _("✗: more than the device's memory.") if p.fits is not None else ""))
+    shown = p.fits is not None and not bool(p.fits.all())  # ✗ said where a row carries it
+    lines.append(memory + (" " + _("✗: more than the device's memory.") if shown else ""))
     t = p.tokens
     if t is not None:
         lines.append(
