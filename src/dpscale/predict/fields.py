@@ -343,7 +343,7 @@ PREDICT_INPUTS = (
         example=("on", "on"),
         group="cluster",
         label=N_("Overlap with the backward pass"),
-        choice_labels=(N_("on (DDP)"), N_("off")),
+        choice_labels=(N_("on"), N_("off")),  # every strategy overlaps: DDP its buckets, FSDP its layers
     ),
     Input(
         "bucket_bytes",
