@@ -255,7 +255,9 @@ def bench_loop() -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp) / "network.json"
         probe(Launch(nproc_per_node=2), max_bytes=2**24, reps=10, out=profile)
-        found = measure([1, 2], workload="mlp", params=4e6, batch=64, steps=20, warmup=5, repeats=3)
+        found = [
+            m.to_dict() for m in measure([1, 2], workload="mlp", params=4e6, batch=64, steps=20, warmup=5, repeats=3)
+        ]
         intra, _, per_node = from_profile(str(profile))
     assert intra is not None
     single = found[0]

@@ -4,6 +4,8 @@
   seconds per byte β) as NCCL runs it: its rings and trees across nodes, and the hierarchical form;
 - :mod:`dpscale.predict.pricing`: a step's collectives priced on a cluster, each measured shape
   (an nccl-tests run, a probe) at its own measured times;
+- :mod:`dpscale.predict.innetwork`: an all-reduce reduced in the switches (NVLink SHARP, SHARP), as
+  NCCL's NVLS and CollNet algorithms run it;
 - :mod:`dpscale.predict.network`: the links a log or a profile measured, settled with those typed;
 - :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
   algorithms it knows;
@@ -14,7 +16,14 @@
   and input wait) and the efficiency E(n) that follows, with the levers that would raise it;
 - :mod:`dpscale.predict.uncertainty`: what the model cannot know (the step-time variation, the
   network's achieved share), their priors, and the interval they leave around E(n);
-- :mod:`dpscale.predict.calibration`: those unknowns fitted to measured throughputs;
+- :mod:`dpscale.predict.calibration`: those unknowns fitted to measured throughputs, and
+  :mod:`dpscale.predict.learned`: what a calibration learned (prior against posterior) and what
+  contradicts it;
+- :mod:`dpscale.predict.sources`: where each term of the step came from (assumed, measured,
+  fitted, a log, traces);
+- :mod:`dpscale.predict.levers`: the what-ifs tried at the largest size, ranked;
+- :mod:`dpscale.predict.traced`: what a run's profiler traces replace (speed, variation, a fixed
+  imbalance, a link's share);
 - :mod:`dpscale.predict.measured`: the step-time variation from measurement records;
 - :mod:`dpscale.predict.presets`: link presets (common GPU interconnects and networks) and links
   read from a measured network profile;

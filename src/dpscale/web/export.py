@@ -34,6 +34,7 @@ __all__ = [
     "api_call",
     "command_of",
     "csv_text",
+    "plans_of",
     "rows_of",
 ]
 
