@@ -15,7 +15,7 @@ from dpscale.web.forms import CALCULATORS
 
 def sentences(page: str) -> set[str]:
     body = re.split(r"<main\b[^>]*>", page, maxsplit=1)[1].split("</main>", 1)[0]
-    body = re.sub(r"<(script|style|math)\b.*?</\1>", " ", body, flags=re.S)
+    body = re.sub(r"<(script|style|math|pre)\b.*?</\1>", " ", body, flags=re.S)  # pre: commands, not prose
     body = re.sub(r"<option\b.*?</option>", " ", body, flags=re.S)  # product names (presets.toml): not prose
     body = re.sub(r"<(input|textarea)\b[^>]*>", " ", body)  # what was typed
     text = html.unescape(re.sub(r"<[^>]+>", "\n", body))
