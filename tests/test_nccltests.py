@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,10 +22,9 @@ from dpscale.cli import main
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.nccltests.fitting import as_link
-from dpscale.nccltests.reduction import ReducedLink
 from dpscale.predict.collectives import Link, all_gather_time, all_reduce_time, reduce_scatter_time
 from dpscale.predict.presets import from_profile, read_profile
-from dpscale.records import NetworkProfile, ProbedLink, write_profile
+from dpscale.records import NetworkProfile, write_profile
 
 DATA = Path(__file__).parent / "data" / "nccl"
 ONE_NODE = DATA / "all_reduce_1node.txt"
@@ -154,7 +152,8 @@ def test_tiers_come_from_the_runs_that_measured_them() -> None:
     # 478 GB/s of busbw on H100s, above NVLink 4's 450: reduced in the NVSwitches (NVLS), which move S at
     # 0.85 × 5/6 of the links' rate (NCCL's tuning model): the node's links are the plateau's algbw over that.
     plateau = max(r.algbw for r in read_log(ONE_NODE).rows)
-    assert isinstance(one.intra, ReducedLink)
+    assert one.intra is not None
+    assert one.intra.in_network
     assert 0.9 < one.intra.bandwidth * 0.85 * 5 / 6 / plateau < 1.1
     # α counted by the steps of the algorithm that runs: in a node the ring's 2(n−1) = 14 (13.1–13.6 µs in all)
     assert 0.5e-6 < one.intra.latency < 14e-6 / 14  # type: ignore[union-attr]
@@ -189,15 +188,7 @@ def test_profile_round_trip_and_old_profiles_unchanged() -> None:
     every = profile_of(ONE_NODE, TWO_NODES, RS, AG)
     data = json.loads(json.dumps(every.to_dict()))
     assert data["intra"]["in_network"] is True  # the one-node run was reduced in the switches
-    # records.NetworkProfile keeps every key but in_network, which the profile predict reads keeps (test_innetwork)
-    assert NetworkProfile.from_dict(data) == replace(
-        every,
-        intra=ProbedLink(**{k: v for k, v in data["intra"].items() if k != "in_network"}),
-        collectives={
-            name: tuple(None if t is None else ProbedLink(t.bandwidth, t.latency, t.efficiency) for t in tiers)
-            for name, tiers in every.collectives.items()
-        },
-    )
+    assert NetworkProfile.from_dict(data) == every  # in_network kept by the record, as predict reads it
     assert data["source"] == "nccl-tests"
     assert data["device_name"] == "NVIDIA H100 80GB HBM3"
     probed = {
@@ -353,8 +344,10 @@ def test_cli_fits_every_run_of_a_file_and_notes_what_it_left_out(
     written = read_profile(str(out))
     expected = profile_of(ONE_NODE, TWO_NODES)
     assert (written.intra, written.inter) == (as_link(expected.intra), as_link(expected.inter))
-    assert err.count("note:") == 1
+    # the reader's note (the alltoall left out) and the fit's (the node's run reduced in its switches)
+    assert err.count("note:") == 2
     assert "alltoall" in err
+    assert "reduced in the switches" in err
 
 
 def test_cli_bad_log_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

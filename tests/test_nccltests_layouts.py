@@ -238,7 +238,9 @@ def test_probe_imports_every_real_log(
         main(["probe", "--import", str(VALIDATION / entry["file"]), "--out", str(out)])
     printed, err = capsys.readouterr()
     assert exited.value.code in (0, None), err
-    assert err == ""
+    # the one note: an all-reduce above the GPU's NVLink line rate, where the index says NVLS ran
+    assert err == "" if "NVLS" not in entry["network"] else err.startswith("note: ") and err.count("\n") == 1
+    assert ("reduced in the switches" in err) == ("NVLS" in entry["network"])
     assert entry["file"] in printed
     profile = NetworkProfile.from_dict(json.loads(out.read_text(encoding="utf-8")))
     assert (profile.world_size, profile.nodes, profile.devices_per_node) == (

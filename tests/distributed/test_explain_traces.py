@@ -93,7 +93,8 @@ def test_predict_from_the_traces_gives_the_run_back_at_its_size(run_of: Callable
     # every size; only what is left of the variation within ranks is random and grows with n
     traced = request.traced
     assert (traced.slowest_rank, traced.measured_jitter) == (1, pytest.approx(measured.step_time_cv))
-    assert traced.imbalance is not None and traced.imbalance > 0
+    assert traced.imbalance is not None
+    assert traced.imbalance > 0
     assert request.cluster.jitter == pytest.approx(traced.jitter)
     assert traced.jitter < measured.step_time_cv
     prediction = request.predict()

@@ -207,14 +207,14 @@ def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> N
 
     logs = [log for path in paths for log in read_logs(path)]  # every run of each file, each fitted
     imported = import_logs(logs)
-    said = translation(language).gettext("note: %(text)s")
-    # runs left out, ranks inferred (each log's), and what the fit found (an in-network reduction)
-    for note in dict.fromkeys([*(note for log in logs for note in log.notes), *imported.notes]):
-        print(said % {"text": escaped(note.localized(language))}, file=sys.stderr)
     try:
         write_profile(out, imported.profile)
     except OSError as exc:
         raise unwritten("out", out, exc) from None
+    said = translation(language).gettext("note: %(text)s")  # once written: a refusal stays one line
+    # runs left out, ranks inferred (each log's), and what the fit found (an in-network reduction)
+    for note in dict.fromkeys([*(note for log in logs for note in log.notes), *imported.notes]):
+        print(said % {"text": escaped(note.localized(language))}, file=sys.stderr)
     if as_json:
         emit_json(imported.profile.to_dict())
         return

@@ -43,7 +43,7 @@ from typing import Any
 from dpscale.errors import N_, InvalidInput
 from dpscale.messages import Message
 from dpscale.nccltests.reading import COLLECTIVES, Log
-from dpscale.nccltests.reduction import ReducedLink, reduced_tiers
+from dpscale.nccltests.reduction import reduced_tiers
 from dpscale.records import AllReduceTiming, MeasuredRun, NetworkProfile, ProbedLink, timestamp
 
 __all__ = ["FREE", "Check", "Imported", "as_link", "fit_runs", "import_logs", "model_time", "runs_of"]
@@ -200,7 +200,7 @@ def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int, reduces: bool =
         # Across nodes a ring moves bytes at the slower of the node's links and its network: a run
         # faster than the node's links allow says the network is at least as fast as they are.
         beta = max(beta, 1 / (intra.bandwidth * intra.efficiency))
-    return ReducedLink(1 / beta, alpha) if reduces else ProbedLink(bandwidth=1 / beta, latency=alpha)
+    return ProbedLink(bandwidth=1 / beta, latency=alpha, in_network=reduces)
 
 
 def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: int, intra: Any, inter: Any) -> float:
@@ -226,7 +226,7 @@ def as_link(probed: ProbedLink | None) -> Any:
 
     if probed is None:
         return None
-    return Link(probed.bandwidth, probed.latency, probed.efficiency, in_network=isinstance(probed, ReducedLink))
+    return Link(probed.bandwidth, probed.latency, probed.efficiency, in_network=probed.in_network)
 
 
 Fitted = dict[str, tuple[ProbedLink | None, ProbedLink | None]]

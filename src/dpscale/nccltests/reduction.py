@@ -15,15 +15,12 @@ not listed, or a PCIe card, is not judged: its run is fitted as rings and trees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
 
 from dpscale.messages import Message
 from dpscale.nccltests.reading import Log
-from dpscale.records import ProbedLink
 
-__all__ = ["LINE_RATES", "ReducedLink", "line_rate", "reduced_tiers"]
+__all__ = ["LINE_RATES", "line_rate", "reduced_tiers"]
 
 # NVLink per direction, bytes/s, by the name nccl-tests print (the first listed that the name holds)
 LINE_RATES: tuple[tuple[str, float], ...] = (
@@ -33,16 +30,6 @@ LINE_RATES: tuple[tuple[str, float], ...] = (
     ("A100", 300e9),
     ("V100", 150e9),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ReducedLink(ProbedLink):
-    """A profile's tier whose switches reduce: written with ``"in_network": true``."""
-
-    in_network: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**ProbedLink.to_dict(self), "in_network": True}
 
 
 def line_rate(device_name: str | None) -> float | None:

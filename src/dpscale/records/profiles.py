@@ -23,22 +23,32 @@ __all__ = ["COLLECTIVE_NAMES", "AllReduceTiming", "MeasuredRun", "NetworkProfile
 
 @dataclass(frozen=True, slots=True)
 class ProbedLink:
-    """One tier of a probed network: bandwidth in bytes/s, latency α in seconds, and the share of it reached."""
+    """One tier of a probed network: bandwidth in bytes/s, latency α in seconds, and the share of it reached.
+
+    ``in_network``: its switches reduce (NVLink SHARP, SHARP), as a log showed; written only when true.
+    """
 
     bandwidth: float
     latency: float
     efficiency: float = 1.0
+    in_network: bool = False
 
-    def to_dict(self) -> dict[str, float]:
-        return {"bandwidth": self.bandwidth, "latency": self.latency, "efficiency": self.efficiency}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"bandwidth": self.bandwidth, "latency": self.latency, "efficiency": self.efficiency}
+        return {**out, "in_network": True} if self.in_network else out
 
     @classmethod
     def from_dict(cls, data: Any) -> ProbedLink:
-        """A tier from its JSON object; MissingInput or InvalidInput names the first key missing or not a number.
+        """A tier from its JSON object; MissingInput or InvalidInput names the first key missing or of another type.
 
-        ``efficiency`` may be left out (1: the probe measured what the link reaches).
+        ``efficiency`` may be left out (1: the probe measured what the link reaches), and so may
+        ``in_network`` (false).
         """
-        return cls(number_at(data, "bandwidth"), number_at(data, "latency"), number_at(data, "efficiency", 1.0))
+        reduces = data.get("in_network", False) if isinstance(data, Mapping) else False
+        if not isinstance(reduces, bool):
+            raise InvalidInput("in_network", reduces, JSON_TYPE, params={"type": "boolean"})
+        numbers = (number_at(data, "bandwidth"), number_at(data, "latency"), number_at(data, "efficiency", 1.0))
+        return cls(*numbers, in_network=reduces)
 
 
 @dataclass(frozen=True, slots=True)
