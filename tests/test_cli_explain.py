@@ -79,3 +79,32 @@ def test_missing_file_and_different_steps(capsys: pytest.CaptureFixture[str], tm
     assert code == 2
     assert err.count("\n") == 1
     assert "les mêmes étapes du profileur" in err
+
+
+def test_the_columns_add_to_the_step_and_the_wait_is_inside_exposed_communication(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Rank 0: 40 µs compute + 55 exposed (30 of them waiting for rank 1) + 5 other = 100; rank 1: 70 + 25 + 5.
+    code, out, _ = run(capsys, "explain", str(two_ranks(tmp_path)))
+    assert code == 0
+    lines = [line.split("   ") for line in out.splitlines()]
+    header = next([c.strip() for c in line if c.strip()] for line in lines if "Rank" in line[0])
+    assert header == [
+        "Rank",
+        "Steps",
+        "Step",
+        "Compute",
+        "Exposed comm.",
+        "Other",
+        "Alone (compute + other)",
+        "Overlap",
+    ]
+    assert "Wait" not in header
+    assert "0.055 ms (0.03 ms waiting)" in out
+    rows = [[c.strip() for c in line if c.strip()] for line in lines if len(line) > 5 and line[-1].strip() == "0%"]
+    assert len(rows) == 2
+    for cells in rows:
+        step, compute, exposed, other, alone = (float(c.split()[0]) for c in cells[2:7])
+        assert compute + exposed + other == pytest.approx(step)
+        assert alone == pytest.approx(compute + other)
+    assert "0.045 ms to 0.075 ms by rank, mean 0.06 ms" in out  # not a mean alone of a fast and a slow rank

@@ -54,6 +54,7 @@ __all__ = [
     "explanation_grid",
     "explanation_levers",
     "explanation_rows",
+    "exposed_text",
     "fit_grid",
     "html_grid",
     "html_rows",
@@ -210,9 +211,23 @@ def prediction_grid(p: Prediction, lang: Lang) -> Grid:
 
 
 def explanation_grid(e: Explanation, lang: Lang) -> Grid:
-    """Each rank's mean step and its parts, per step; the slowest rank emphasised."""
+    """Each rank's mean step and its parts, per step; the slowest rank emphasised.
+
+    Step = Compute + Exposed comm. + Other: the wait for the slowest rank is part of the exposed
+    communication (a rank that waits does so inside a collective) and is said there. "Alone" is
+    the rank's work, compute + other: its step on one device, without communicating.
+    """
     _ = translation(lang).gettext
-    header = (_("Rank"), _("Steps"), _("Step"), _("Compute"), _("Exposed comm."), _("Other"), _("Wait"), _("Overlap"))
+    header = (
+        _("Rank"),
+        _("Steps"),
+        _("Step"),
+        _("Compute"),
+        _("Exposed comm."),
+        _("Other"),
+        _("Alone (compute + other)"),
+        _("Overlap"),
+    )
     rows = []
     emphasis = None
     for i, r in enumerate(e.ranks):
@@ -224,13 +239,38 @@ def explanation_grid(e: Explanation, lang: Lang) -> Grid:
                 format_number(r.steps, lang),
                 f"{format_milliseconds(r.step_time.mean, lang)} ± {format_milliseconds(r.step_time.sd, lang)}",
                 format_milliseconds(r.compute.mean, lang),
-                format_milliseconds(r.exposed_communication.mean, lang),
+                exposed_text(r.exposed_communication.mean, r.wait.mean, lang),
                 format_milliseconds(r.other.mean, lang),
-                format_milliseconds(r.wait.mean, lang),
+                format_milliseconds(r.compute.mean + r.other.mean, lang),
                 "—" if r.overlap is None else format_percent(r.overlap, lang),
             )
         )
     return Grid(header, tuple(rows), _("Mean per step, by rank"), emphasis)
+
+
+def exposed_text(exposed: float, wait: float, lang: Lang) -> str:
+    """A rank's exposed communication and, inside it, its wait for the slowest rank: "204 ms (190 ms waiting)".
+
+    The wait shown is at most the exposed communication it is part of; none is said when nil.
+    """
+    shown = format_milliseconds(exposed, lang)
+    waiting = min(wait, exposed)
+    if waiting <= 0:
+        return shown
+    _ = translation(lang).gettext
+    return _("%(exposed)s (%(wait)s waiting)") % {"exposed": shown, "wait": format_milliseconds(waiting, lang)}
+
+
+def alone_text(e: Explanation, lang: Lang) -> str:
+    """The step one device would take alone (compute + other): the ranks' range and mean where they differ."""
+    c = e.calibration
+    mean = format_milliseconds(c.single_device_step, lang)
+    works = [r.compute.mean + r.other.mean for r in e.ranks]
+    low, high = format_milliseconds(min(works), lang), format_milliseconds(max(works), lang)
+    if low == high:
+        return mean
+    _ = translation(lang).gettext
+    return _("%(low)s to %(high)s by rank, mean %(mean)s") % {"low": low, "high": high, "mean": mean}
 
 
 def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
@@ -241,7 +281,7 @@ def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
         Row(_("Slowest rank"), format_number(e.slowest_rank, lang), "slowest_rank"),
         Row(_("Step time"), format_milliseconds(e.step_time, lang), "step_time"),
         Row(_("Efficiency the run implies (E)"), format_percent(e.efficiency, lang), "efficiency"),
-        Row(_("Step alone on one device (compute + other)"), format_milliseconds(c.single_device_step, lang)),
+        Row(_("Step alone on one device (compute + other)"), alone_text(e, lang), "single_device_step"),
         Row(_("Communication in flight, slowest rank"), format_milliseconds(c.communication_time, lang)),
         Row(_("Wait for the slowest rank, mean over ranks"), format_milliseconds(c.straggler_wait, lang)),
         Row(_("Step-time variation (CV)"), format_percent(c.step_time_cv, lang)),

@@ -17,7 +17,7 @@ import pytest
 
 from dpscale.explain import Explanation, explain, read_trace
 from dpscale.explain.timeline import step_drawing
-from dpscale.report import explanation_grid
+from dpscale.report import explanation_grid, explanation_rows
 from tests.browser.test_page import new_page
 from tests.explain_support import cpu_run, gpu_run, random_run
 from tests.test_explain import op, step, write
@@ -62,8 +62,12 @@ def check_parity(page: Any, found: Explanation, lang: str) -> None:
     assert len(rows) == len(found.ranks)
     for row, r in zip(rows, found.ranks, strict=True):
         wanted = [r.rank, r.steps, r.step_time.mean, r.compute.mean, r.exposed_communication.mean]
-        wanted += [r.other.mean, r.wait.mean, r.overlap]
+        wanted += [r.other.mean, r.compute.mean + r.other.mean, r.overlap]
         assert all(close(s, w) for s, w in zip(row, wanted, strict=True)), (row, wanted)
+        step, compute, exposed, other = (float(v) for v in row[2:6])  # the columns add to the step
+        assert compute + exposed + other == pytest.approx(step, rel=1e-9, abs=1e-12)
+    texts = page.eval_on_selector_all("#summary dd", "els => els.map(e => e.textContent)")
+    assert [" ".join(t.split()) for t in texts] == [" ".join(r.value.split()) for r in explanation_rows(found, lang)]  # type: ignore[arg-type]
     # What is shown, to the displayed precision: the same text as the server's (and the CLI's) table.
     shown = page.eval_on_selector_all(
         "#ranks tbody tr", "rows => rows.map(r => Array.from(r.cells, c => c.textContent))"

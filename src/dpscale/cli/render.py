@@ -207,8 +207,9 @@ def print_explanation(e: Explanation, lang: Lang) -> None:
     _print_table(out, _grid_table(report.explanation_grid(e, lang), no_wrap=True))
     out.print(
         _(
-            "Exposed comm.: a collective in flight while nothing computes; Other: neither (input, host, idle); "
-            "Wait: for the slowest rank; Overlap: the share of communication hidden behind compute."
+            "Step = Compute + Exposed comm. + Other. Exposed comm.: a collective in flight while nothing "
+            "computes, of which (waiting) for the slowest rank; Other: neither (input, host, idle); "
+            "Alone: compute + other, the step on one device; Overlap: the share of communication hidden behind compute."
         )
     )
     print_rows(report.explanation_rows(e, lang), out)

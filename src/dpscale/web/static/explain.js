@@ -35,7 +35,10 @@
   function format(x, options) {
     return new Intl.NumberFormat(lang, Object.assign({ roundingMode: "halfEven" }, options)).format(x);
   }
-  function number(x, decimals) { return format(decimal(x, 0), { maximumFractionDigits: decimals }); }
+  function number(x, decimals) {  // a number below 1 keeps four significant digits, as dpscale.format.format_number
+    if (x && Math.abs(x) < 1) decimals = Math.max(decimals, Math.min(15, 3 - Math.floor(Math.log10(Math.abs(x)))));
+    return format(decimal(x, 0), { maximumFractionDigits: decimals });
+  }
   function percent(x) {
     var text = format(decimal(x, 0), { style: "percent", maximumFractionDigits: 1 });
     return lang === "fr" ? text.replace(/\s*%/, "\u00a0%") : text;  // as dpscale.format.format_percent
@@ -60,13 +63,25 @@
     return el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": caption }, [t]);
   }
 
+  // Step = compute + exposed + other: a rank's wait is part of its exposed communication, said there
+  // (as dpscale.report.exposed_text); the step alone is compute + other, by rank (report.alone_text).
+  function exposed(seconds, wait) {
+    var waiting = Math.min(wait, seconds);
+    return waiting > 0 ? say(words.waiting, { exposed: ms(seconds), wait: ms(waiting) }) : ms(seconds);
+  }
+  function alone(found) {
+    var works = found.ranks.map(function (r) { return r.compute.mean + r.other.mean; });
+    var low = ms(Math.min.apply(null, works)), high = ms(Math.max.apply(null, works)), mean = ms(found.calibration.single_device_step);
+    return low === high ? mean : say(words.by_rank, { low: low, high: high, mean: mean });
+  }
+
   function show(found) {
     var c = found.calibration;
     var summary = [
       [words.slowest, number(found.slowest_rank, 0), found.slowest_rank, "slowest_rank"],
       [words.step_time, ms(found.step_time), found.step_time, "step_time"],
       [words.efficiency, percent(found.efficiency), found.efficiency, "efficiency"],
-      [words.single, ms(c.single_device_step), c.single_device_step, "single_device_step"],
+      [words.single, alone(found), c.single_device_step, "single_device_step"],
       [words.communication, ms(c.communication_time), c.communication_time, "communication_time"],
       [words.straggler, ms(c.straggler_wait), c.straggler_wait, "straggler_wait"],
       [words.cv, percent(c.step_time_cv), c.step_time_cv, "step_time_cv"]
@@ -79,13 +94,14 @@
       var tr = el("tr", i === found.slowest ? { class: "current" } : {}, [
         cell(number(r.rank, 0), r.rank), cell(number(r.steps, 0), r.steps),
         cell(ms(r.step_time.mean) + " ± " + ms(r.step_time.sd), r.step_time.mean),
-        cell(ms(r.compute.mean), r.compute.mean), cell(ms(r.exposed_communication.mean), r.exposed_communication.mean),
-        cell(ms(r.other.mean), r.other.mean), cell(ms(r.wait.mean), r.wait.mean),
+        cell(ms(r.compute.mean), r.compute.mean),
+        cell(exposed(r.exposed_communication.mean, r.wait.mean), r.exposed_communication.mean),
+        cell(ms(r.other.mean), r.other.mean), cell(ms(r.compute.mean + r.other.mean), r.compute.mean + r.other.mean),
         cell(r.overlap === null ? "—" : percent(r.overlap), r.overlap)
       ]);
       return tr;
     });
-    var parts = [dl, table("ranks", words.caption, [words.rank, words.steps, words.step, words.compute, words.exposed, words.other, words.wait, words.overlap], rows)];
+    var parts = [dl, table("ranks", words.caption, [words.rank, words.steps, words.step, words.compute, words.exposed, words.other, words.alone, words.overlap], rows)];
     if (found.levers.length) {
       parts.push(table("levers", words.levers, [words.lever, words.saves, words.speedup], found.levers.map(function (l) {
         var td = cell(words[l.name === "communication" ? "lever_communication" : l.name]);
