@@ -338,6 +338,14 @@ def print_import(imported: Imported, out: str, lang: Lang) -> None:
                     format_number(link.bandwidth / 1e9, lang, decimals=1),
                 )
     _print_table(console, table)
+    console.print(
+        _(
+            "1/β is a bus bandwidth: the busbw a ring reaches when bytes dominate, in nccl-tests' terms "
+            "(busbw = algbw·2(n−1)/n for an all-reduce of n ranks, algbw·(n−1)/n for a reduce-scatter or an "
+            "all-gather, where algbw = bytes ÷ time), so an all-reduce of n ranks moves its bytes at an "
+            "algorithm bandwidth of 1/β·n/(2(n−1))."
+        )
+    )
     checks = Table(box=box.SIMPLE, pad_edge=False, title=_("Each run given back by the model"))
     for name in (_("File"), _("Ranks / nodes"), _("Size (bytes)"), _("Measured"), _("Model")):
         checks.add_column(name, justify="right")
