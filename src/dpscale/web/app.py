@@ -62,6 +62,7 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
     app.body_seconds = body_seconds
     app.mount("/static", VersionedStatic(directory=STATIC), name="static")
     app.add_middleware(Delivery)  # gzip for clients that take it; HEAD as GET without the body
+    routers = [api_router, page_router(), explain_router()]
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -85,12 +86,14 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
             page = missing_page(path, request.query_params.get("lang"), request.headers.get("accept-language", ""))
             return HTMLResponse(page, status_code=404)
         headers = exc.headers
-        if exc.status_code == 405 and headers:  # Allow: every method the path answers (/api/v1/predict: GET, POST)
+        if exc.status_code == 405 and headers:  # Allow: every method the path answers (/predict: GET, POST)
             methods = {
                 method
-                for route in api_router.routes
+                for router in routers
+                for route in router.routes
                 if isinstance(route, Route) and route.path_regex.match(path)
                 for method in route.methods or ()
+                if method != "HEAD"  # answered wherever GET is (delivery.py), as the API's routes never said
             }
             if methods:
                 headers = {**headers, "Allow": ", ".join(sorted(methods))}
@@ -107,7 +110,6 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         message = exc.localized("en", named=not isinstance(exc.place, str))
         return JSONResponse({"errors": [{"field": exc.field, "message": message}]}, status_code=422)
 
-    app.include_router(api_router)
-    app.include_router(page_router())
-    app.include_router(explain_router())
+    for router in routers:
+        app.include_router(router)
     return app

@@ -12,13 +12,14 @@ import collections
 import functools
 import re
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from jinja2 import Environment
 from markupsafe import Markup, escape
 
 from dpscale import pipeline, scaling
@@ -45,7 +46,7 @@ from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
 from dpscale.web.templating import environment
 
-__all__ = ["page_router"]
+__all__ = ["frame", "page_environment", "page_router", "render_fragment", "render_page"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -169,117 +170,170 @@ async def _posted(request: Request) -> dict[str, str]:
 Posted = Annotated[dict[str, str], Depends(_posted)]
 
 
+def _helpers(chosen: Lang) -> dict[str, Any]:
+    """What every template of a page may call, bound to the page's language: the environment's globals,
+    so that a template imported without the request's context (the parts each request renders) is
+    made once, not once per request. The numbers' writers keep what they wrote: a page writes the
+    same few numbers several times (the worked example repeats the results)."""
+    return {
+        "lang": chosen,
+        "other_lang": "en" if chosen == "fr" else "fr",
+        "num": _kept(lambda x, decimals=3: format_number(x, chosen, decimals=decimals)),
+        "pct": _kept(lambda x, decimals=1: format_percent(x, chosen, decimals=decimals)),
+        "times": _kept(lambda x: format_speedup(x, chosen)),
+        "dur": lambda x: format_duration(x, chosen),
+        "money": lambda x, currency: format_money(x, currency, chosen),
+        "kwh": lambda x: format_energy(x, chosen),
+        "ms": lambda x: format_milliseconds(x, chosen),
+        "gib": lambda x: format_memory(x, chosen),
+        "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
+        "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
+        "prediction_notes": lambda p: prediction_notes(p, chosen),
+        "levers_title": lambda p: levers_title(p, chosen),
+        "points": lambda x: format_points(x, chosen),
+        "estimate": lambda x, err: format_estimate(x, err, chosen),
+        "r2": lambda x: format_r2(x, chosen),
+        "chart_top": _chart_top,
+        "schedule_height": _schedule_height,
+        "lever_text": lambda name: lever_text(name, chosen),
+        "version": __version__,
+        "max_query": MAX_QUERY,
+        "max_body": MAX_BODY,
+        "phone_width": PHONE_WIDTH,
+    }
+
+
+def _kept(write: Callable[..., str]) -> Callable[..., str]:
+    """``write`` remembering its last few thousand answers (a value that cannot be a key is written each time)."""
+    kept = functools.lru_cache(maxsize=4096, typed=True)(write)
+
+    def cached(*args: Any) -> str:
+        try:
+            return kept(*args)
+        except TypeError:  # unhashable: an array, a list
+            return write(*args)
+
+    return cached
+
+
+@functools.cache
+def page_environment(lang: Lang) -> Environment:
+    """The pages' environment of ``lang``: :func:`~dpscale.web.templating.environment` with the helpers."""
+    env = environment(lang)
+    env.globals.update(_helpers(lang))
+    return env
+
+
+@functools.cache
+def frame(name: str, lang: Lang) -> tuple[str, ...]:
+    """Calculator ``name``'s page in ``lang`` as no input changes it (the heading, the explanation, the
+    formula, the FAQ, the legal notice), rendered once per language and process.
+
+    Where the template calls ``slot(part)``, each request fills in its part: the items at odd places
+    name the part, those between are the page's own text. Nothing is kept by query string: each
+    request reads and computes.
+    """
+    marker = Markup("<!--dpscale:slot:%s-->").__mod__  # a part's name: a word of the template's own
+    page = page_environment(lang).get_template(f"{name}.html").render(calc=CALCULATORS[name], form=None, slot=marker)
+    return tuple(_SLOT.split(page))
+
+
+_SLOT = re.compile(r"<!--dpscale:slot:(\w+)-->")
+
+
+def _asked(
+    calc: Calculator, request: Request, posted: Mapping[str, str] | None
+) -> tuple[Lang, Form, str, bool, export.Takeaway | None]:
+    """What a page or fragment request asks: its language, its form read and computed, the query a link
+    to its result carries (and whether it fits in one), and what it offers to take away."""
+    known = {*calc.fields, "lang", "from"}
+    given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
+    chosen = choose_lang(request, request.query_params.get("lang") or given.get("lang"))
+    form = read_form(calc, chosen, given)
+    query = urlencode({**form.values, "lang": chosen})
+    linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
+    return chosen, form, query, linked, _taken(calc, form, query if linked else "", str(request.base_url))
+
+
+def _html(page: str, chosen: Lang) -> HTMLResponse:
+    return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
+
+
+def render_page(calc: Calculator, request: Request, posted: Mapping[str, str] | None = None) -> HTMLResponse:
+    """Calculator ``calc``'s page for ``request``: its frame (:func:`frame`) with this request's parts."""
+    chosen, form, query, linked, taken = _asked(calc, request, posted)
+    env = page_environment(chosen)
+    parts: Any = env.get_template(f"_{calc.name}_parts.html").module  # made once: its macros take the request
+    takeaway: Any = env.get_template("_takeaway.html").module
+    switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
+    chart_uri = (lambda: None) if linked else (lambda: _chart_uri(calc.name, form.result, chosen))
+    filled = {
+        "fields": parts.inputs(form, calc),
+        "results": parts.results(form, query, chart_uri) + takeaway.block(taken, calc.name),
+        "example": parts.example(form),
+        "switch": str(escape(switch)),
+    }
+    return _html("".join(filled[text] if i % 2 else text for i, text in enumerate(frame(calc.name, chosen))), chosen)
+
+
+def render_fragment(calc: Calculator, request: Request, posted: Mapping[str, str] | None = None) -> HTMLResponse:
+    """What the page swaps in as the user types: the results, the worked example and each field's message."""
+    chosen, form, query, linked, taken = _asked(calc, request, posted)
+    chart_uri = (lambda: None) if linked else (lambda: _chart_uri(calc.name, form.result, chosen))
+    template = page_environment(chosen).get_template("fragment.html")
+    return _html(template.render(calc=calc, form=form, query=query, chart_uri=chart_uri, taken=taken), chosen)
+
+
+# The routes of each calculator. A page that computes is a ``def``: Starlette runs it in its thread
+# pool, so it holds up no other request. A few multiplications (the scaling, the batch) are answered
+# on the event loop, without a thread hop that costs more than the page (and waits on the GIL).
+# The GET ones are plain Starlette routes: FastAPI's parameter machinery would cost more than the page.
+
+
+def page(calc: Calculator, request: Request) -> HTMLResponse:
+    return render_page(calc, request)
+
+
+def fragment(calc: Calculator, request: Request) -> HTMLResponse:
+    return render_fragment(calc, request)
+
+
+async def page_here(calc: Calculator, request: Request) -> HTMLResponse:
+    return render_page(calc, request)
+
+
+async def fragment_here(calc: Calculator, request: Request) -> HTMLResponse:
+    return render_fragment(calc, request)
+
+
+def _posted_page(calc: Calculator) -> Callable[..., HTMLResponse]:
+    # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
+    def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+        return render_page(calc, request, posted)
+
+    return page_post
+
+
+def _posted_fragment(calc: Calculator) -> Callable[..., HTMLResponse]:
+    def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+        return render_fragment(calc, request, posted)
+
+    return fragment_post
+
+
 def page_router() -> APIRouter:
-    """The pages, fragments, charts and the API's docs page."""
+    """The pages, fragments, charts and the API's docs page (called by ``create_app()``)."""
     router = APIRouter(include_in_schema=False)
-    envs = {lang: environment(lang) for lang in LANGUAGES}  # one per language: requests run in threads
-
-    def helpers(chosen: Lang) -> dict[str, Any]:
-        """What every template of a page may call, bound to the page's language: the environment's
-        globals, so that a template imported without the request's context (the parts each request
-        renders) is made once, not once per request."""
-        return {
-            "lang": chosen,
-            "other_lang": "en" if chosen == "fr" else "fr",
-            "num": lambda x, decimals=3: format_number(x, chosen, decimals=decimals),
-            "pct": lambda x, decimals=1: format_percent(x, chosen, decimals=decimals),
-            "times": lambda x: format_speedup(x, chosen),
-            "dur": lambda x: format_duration(x, chosen),
-            "money": lambda x, currency: format_money(x, currency, chosen),
-            "kwh": lambda x: format_energy(x, chosen),
-            "ms": lambda x: format_milliseconds(x, chosen),
-            "gib": lambda x: format_memory(x, chosen),
-            "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
-            "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
-            "prediction_notes": lambda p: prediction_notes(p, chosen),
-            "levers_title": lambda p: levers_title(p, chosen),
-            "points": lambda x: format_points(x, chosen),
-            "estimate": lambda x, err: format_estimate(x, err, chosen),
-            "r2": lambda x: format_r2(x, chosen),
-            "chart_top": _chart_top,
-            "schedule_height": _schedule_height,
-            "lever_text": lambda name: lever_text(name, chosen),
-            "version": __version__,
-            "max_query": MAX_QUERY,
-            "max_body": MAX_BODY,
-            "phone_width": PHONE_WIDTH,
-        }
-
-    for each in LANGUAGES:
-        envs[each].globals.update(helpers(each))
-
-    @functools.cache
-    def shell(name: str, chosen: Lang) -> list[str]:
-        """A page rendered once per language (and version): what no input changes, the heading, the
-        explanation, the formula, the FAQ, the legal notice; split where each request fills in
-        its part (odd items name it). Nothing is cached by query string: each request computes."""
-        calc = CALCULATORS[name]
-        slot = Markup("<!--dpscale:slot:%s-->").__mod__  # the part's name: a word of the template's own
-        page = envs[chosen].get_template(f"{name}.html").render(calc=calc, form=None, slot=slot)
-        return re.split(r"<!--dpscale:slot:(\w+)-->", page)
-
-    def render(
-        calc: Calculator, template: str, request: Request, lang: str | None, posted: Mapping[str, str] | None = None
-    ) -> HTMLResponse:
-        known = {*calc.fields, "lang", "from"}
-        given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
-        chosen = choose_lang(request, lang or given.get("lang"))
-        form = read_form(calc, chosen, given)
-        query = urlencode({**form.values, "lang": chosen})
-        linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-        chart_uri = (lambda: None) if linked else (lambda: _chart_uri(calc.name, form.result, chosen))
-        env = envs[chosen]
-        taken = _taken(calc, form, query if linked else "", str(request.base_url))
-        if template == "fragment.html":
-            page = env.get_template(template).render(
-                calc=calc, form=form, query=query, chart_uri=chart_uri, taken=taken
-            )
-        else:  # the page's frame, rendered once, with this request's parts
-            parts = env.get_template(f"_{calc.name}_parts.html").module  # made once: its macros take the request
-            takeaway = env.get_template("_takeaway.html").module
-            switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
-            filled = {
-                "fields": parts.inputs(form, calc),  # type: ignore[attr-defined]
-                "results": parts.results(form, query, chart_uri)  # type: ignore[attr-defined]
-                + takeaway.block(taken, calc.name),  # type: ignore[attr-defined]
-                "example": parts.example(form),  # type: ignore[attr-defined]
-                "switch": str(escape(switch)),
-            }
-            page = "".join(filled[text] if i % 2 else text for i, text in enumerate(shell(calc.name, chosen)))
-        return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
-
-    def page_route(calc: Calculator) -> None:
-        # Sync: Starlette runs them in its thread pool, so a page that computes blocks no other request.
-        def page(request: Request, lang: str | None = None) -> HTMLResponse:
-            return render(calc, f"{calc.name}.html", request, lang)
-
-        def fragment(request: Request, lang: str | None = None) -> HTMLResponse:
-            return render(calc, "fragment.html", request, lang)
-
-        # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
-        def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-            return render(calc, f"{calc.name}.html", request, lang, posted)
-
-        def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-            return render(calc, "fragment.html", request, lang, posted)
-
-        # A few multiplications (the scaling, the batch): answered on the event loop, as the API's
-        # scaling is, without a thread hop that costs more than the page (and waits on the GIL).
-        async def page_here(request: Request, lang: str | None = None) -> HTMLResponse:
-            return page(request, lang)
-
-        async def fragment_here(request: Request, lang: str | None = None) -> HTMLResponse:
-            return fragment(request, lang)
-
-        page_get = page if calc.costly else page_here
-        fragment_get = fragment if calc.costly else fragment_here
-        router.add_api_route(calc.path, page_get, response_class=HTMLResponse, include_in_schema=False, name=calc.name)
-        router.add_api_route(f"/fragment/{calc.name}", fragment_get, response_class=HTMLResponse)
-        router.add_api_route(calc.path, page_post, methods=["POST"], response_class=HTMLResponse)
-        router.add_api_route(f"/fragment/{calc.name}", fragment_post, methods=["POST"], response_class=HTMLResponse)
-
     for calc in CALCULATORS.values():
-        page_route(calc)
+        shown = functools.partial(page if calc.costly else page_here, calc)
+        swapped = functools.partial(fragment if calc.costly else fragment_here, calc)
+        router.add_route(calc.path, shown, methods=["GET"], name=calc.name, include_in_schema=False)
+        router.add_route(f"/fragment/{calc.name}", swapped, methods=["GET"], include_in_schema=False)
+        router.add_api_route(calc.path, _posted_page(calc), methods=["POST"], response_class=HTMLResponse)
+        router.add_api_route(
+            f"/fragment/{calc.name}", _posted_fragment(calc), methods=["POST"], response_class=HTMLResponse
+        )
+    envs = {lang: page_environment(lang) for lang in LANGUAGES}
 
     def chart_form(name: str, request: Request, lang: str | None) -> tuple[Lang, Form]:
         chosen = choose_lang(request, lang)
