@@ -20,7 +20,8 @@ from dpscale.predict.fields import PREDICT_INPUTS
 
 if TYPE_CHECKING:
     from dpscale.predict.flops import Tokens
-    from dpscale.predict.model import Cluster, Lever, Prediction, Reference, Workload
+    from dpscale.predict.levers import Lever
+    from dpscale.predict.model import Cluster, Prediction, Reference, Workload
     from dpscale.predict.traced import Traced
 
 __all__ = ["PREDICT", "PREDICT_INPUTS", "Request", "build"]
@@ -105,7 +106,7 @@ class Request:
         return tuple(found.items())
 
     def levers(self) -> list[Lever]:
-        from dpscale.predict import calibration, model, sources, uncertainty
+        from dpscale.predict import calibration, levers, sources, uncertainty
 
         if self.measured:
             fit = calibration.calibrate(
@@ -118,7 +119,7 @@ class Request:
             names, learned = tuple(uncertainty.unknowns(self.cluster, jitter_known=self.jitter_known)), ()
         speed: sources.Source = "measured" if self.speed_known else "fitted"
         said = sources.of(max(self.devices), self.workload, self.cluster, speed=speed, unknowns=names, learned=learned)
-        return model.levers(
+        return levers.levers(
             list(self.devices),
             self.workload,
             cluster,
@@ -142,6 +143,11 @@ def build(values: Values) -> Request:
             run = explain(v["from_trace"])
         except InvalidInput as exc:  # explain's "trace" is this command's --from-trace
             raise exc.renamed("from_trace") if exc.field == "trace" else exc from None
+    carried = None
+    if v["traced"] is not None:  # what a link from /explain carries of a run: read as --from-trace's traces
+        from dpscale.predict.linked import read_traced
+
+        carried = read_traced(v["traced"])
     intra = presets.resolve_link("intra", v["intra"], v["intra_bandwidth"], v["intra_latency"], v["intra_efficiency"])
     inter = presets.resolve_link(
         "inter", v["inter"], v["inter_bandwidth"], v["inter_latency"], v["inter_efficiency"], nics=v["nics"]
@@ -189,7 +195,7 @@ def build(values: Values) -> Request:
         if measured:
             first = min(measured, key=lambda m: m.devices)
             speed = first.throughput / first.devices  # calibrated by the model on the measurements
-        elif run is not None:
+        elif run is not None or carried is not None:
             speed = 1.0  # what the traces measure replaces it below
         else:
             raise MissingInput("per_device_throughput", N_("one device's throughput alone, or a measurement (8:7500)"))
@@ -235,11 +241,17 @@ def build(values: Values) -> Request:
         cluster = given_back(cluster, settled.runs, settled.source)
     traced = None
     speed_known = v["per_device_throughput"] is not None
-    if run is not None:
+    # the run's traces (--from-trace), or what a link from /explain carries of them (traced)
+    from_run = (run.calibration, run.ranks, None) if run is not None else None
+    taken = from_run or (None if carried is None else (carried.calibration, (), carried.split))
+    if taken is not None:
         from dpscale.predict.traced import calibrated
 
         given = {"speed_given": speed_known or bool(measured), "jitter_given": jitter_known}
-        workload, cluster, traced = calibrated(run.calibration, workload, cluster, ranks=run.ranks, **given)
+        calibration, ranks, variation = taken
+        workload, cluster, traced = calibrated(
+            calibration, workload, cluster, ranks=ranks, variation=variation, **given
+        )
         speed_known = speed_known or traced.per_device_throughput is not None
         jitter_known = True  # measured by the traces, or given
     return Request(
