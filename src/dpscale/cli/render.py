@@ -45,7 +45,8 @@ if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
     from dpscale.nccltests import Imported
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, Plan
-    from dpscale.predict.model import Lever, Prediction
+    from dpscale.predict.levers import Lever
+    from dpscale.predict.model import Prediction
     from dpscale.scaling import Solution
 
 
