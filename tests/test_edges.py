@@ -17,7 +17,8 @@ from dpscale import pipeline as pipelines
 from dpscale.fit import fit
 from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
-from dpscale.predict.model import Cluster, Workload, levers, predict
+from dpscale.predict.levers import levers
+from dpscale.predict.model import Cluster, Workload, predict
 
 EXTREMES = [0, -1, 1, 2, 3.7, 0.5, 1.5, 1e-300, 5e-324, 1e-10, 1e9, 1e15, 1e25, 1e149, 1e150, 1e300, 1.7e308]
 _extreme = st.sampled_from([*EXTREMES, float("nan"), float("inf")])

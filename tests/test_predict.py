@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from dpscale import InvalidInput
 from dpscale.predict import presets, uncertainty
 from dpscale.predict.collectives import Link
-from dpscale.predict.model import Cluster, Imbalanced, Reference, Workload, levers, predict
+from dpscale.predict.levers import levers
+from dpscale.predict.model import Cluster, Imbalanced, Reference, Workload, predict
 from dpscale.predict.wording import lever_line
 
 RESNET50_A100 = Workload(938, 256, 25.6e6)  # DeepLearningExamples' TF32 single-GPU figure

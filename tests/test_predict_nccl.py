@@ -21,7 +21,8 @@ from dpscale.predict import pricing, uncertainty
 from dpscale.predict.collectives import Link, all_reduce_time, busbw
 from dpscale.predict.inputs import PREDICT, Request
 from dpscale.predict.job import measured_notes
-from dpscale.predict.model import evaluator, levers
+from dpscale.predict.levers import levers
+from dpscale.predict.model import evaluator
 from dpscale.predict.presets import link
 from dpscale.reading import read_input
 from dpscale.records import write_profile

@@ -13,7 +13,8 @@ from dpscale import InvalidInput
 from dpscale.predict import presets
 from dpscale.predict.collectives import Link, all_gather_time, all_reduce_time, busbw, reduce_scatter_time
 from dpscale.predict.inputs import PREDICT
-from dpscale.predict.model import Cluster, Reference, Workload, levers, predict
+from dpscale.predict.levers import levers
+from dpscale.predict.model import Cluster, Reference, Workload, predict
 from dpscale.predict.sharding import communication_volume, memory
 from tests.conftest import assert_close
 
@@ -242,7 +243,8 @@ def test_a_measurement_without_its_colon_names_the_option(capsys: pytest.Capture
 def test_a_sharding_group_without_hybrid_is_refused_not_ignored() -> None:
     from dpscale.errors import InvalidInput
     from dpscale.predict import presets
-    from dpscale.predict.model import Cluster, Workload, levers
+    from dpscale.predict.levers import levers
+    from dpscale.predict.model import Cluster, Workload
 
     link = presets.link("intra", "nvlink3")
     with pytest.raises(InvalidInput, match="shard_group"):

@@ -4,6 +4,8 @@ Each lever changes one input and predicts again at the largest device count. It 
 of the step; where that term's figure was only assumed (:mod:`dpscale.predict.sources`), its gain
 is only as true as the assumption, so it says so ("if the step-time variation is 2 %: …") and
 ranks after the levers on measured terms.
+
+Above the model: the levers call :mod:`dpscale.predict.model`, which knows nothing of them.
 """
 
 from __future__ import annotations

@@ -63,14 +63,12 @@ from dpscale.predict import pricing, sources, uncertainty
 from dpscale.predict import sharding as sharded
 from dpscale.predict.defaults import BACKWARD_SHARE
 from dpscale.predict.job import Cluster, Reference, Workload, assumptions
-from dpscale.predict.levers import Lever, levers  # the what-ifs, which call back into this module
 from dpscale.predict.prediction import Memory, Prediction
 from dpscale.predict.uncertainty import LEVEL
 
 __all__ = [
     "Cluster",
     "Imbalanced",
-    "Lever",
     "Memory",
     "Prediction",
     "Reference",
@@ -79,7 +77,6 @@ __all__ = [
     "estimated",
     "evaluator",
     "input_wait",
-    "levers",
     "predict",
     "step_terms",
     "straggler_wait",
