@@ -18,6 +18,7 @@ from dpscale.predict.defaults import (
     SHARDING_SYNONYMS,
     SHARDINGS,
 )
+from dpscale.predict.measuredfields import MEASURED_INPUTS
 from dpscale.predict.presets import Tier, presets
 from dpscale.predict.tokenfields import TOKEN_INPUTS
 
@@ -297,32 +298,7 @@ PREDICT_INPUTS = (
         group="cluster",
         label=N_("Network cards per node"),
     ),
-    Input(
-        "network",
-        "path",
-        "A profile from dpscale probe: its measured links replace the presets.",
-        edges=("cli",),
-    ),
-    Input(
-        "nccl_log",
-        "nccltests",
-        "The text of an nccl-tests run (all_reduce_perf, reduce_scatter_perf or all_gather_perf, printed or -J): "
-        "the links it measured replace the presets (on the command line: dpscale probe --import, then --network).",
-        edges=("page", "api"),
-        group="cluster",
-        label=N_("Or an nccl-tests log of your cluster"),
-        hint=N_(
-            "Paste the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf, or choose the file: it is "
-            "read in your browser and sent with the form. The links it measured replace the presets above."
-        ),
-    ),
-    Input(
-        "from_trace",
-        "path",
-        "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
-        "the step-time variation and the bandwidth share reached come from them.",
-        edges=("cli",),
-    ),
+    *MEASURED_INPUTS,
     Input(
         "algorithm",
         "choice",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dpscale.explain.breakdown import RankBreakdown
     from dpscale.predict.job import Cluster, Workload
 
-__all__ = ["Traced", "calibrated"]
+__all__ = ["Traced", "calibrated", "split"]
 
 MAX_JITTER = 0.5  # the bound predict's --jitter holds a variation to
 TAKEN_JITTER = MAX_JITTER * 0.999  # what a variation at or past it is taken as (the cluster wants it below 1)
@@ -75,7 +75,7 @@ class Traced:
         return out
 
 
-def _split(measured: Calibration, ranks: Sequence[RankBreakdown]) -> tuple[float, float | None, int | None]:
+def split(measured: Calibration, ranks: Sequence[RankBreakdown]) -> tuple[float, float | None, int | None]:
     """The random variation, and the fixed imbalance of the rank that was the slowest at every step (if one was).
 
     The variance over ranks and steps (``step_time_cv``'s) is the variance between the ranks' means
@@ -101,11 +101,13 @@ def calibrated(
     speed_given: bool,
     jitter_given: bool,
     ranks: Sequence[RankBreakdown] = (),
+    variation: tuple[float, float | None, int | None] | None = None,
 ) -> tuple[Workload, Cluster, Traced]:
     """``workload`` and ``cluster`` with what the traces measured in place of the assumptions not given.
 
     ``ranks``: each rank's breakdown (:class:`dpscale.explain.Explanation`'s), to tell a rank slow at
     every step from a random variation; without them the whole variation is taken as random.
+    ``variation``: that split (:func:`split`) already made, as a link from /explain carries it.
     """
     import numpy as np
 
@@ -121,7 +123,7 @@ def calibrated(
     measured_jitter, imbalance, slowest = None, None, None
     jitter = cluster.jitter
     if not jitter_given:
-        random, imbalance, slowest = _split(measured, ranks)
+        random, imbalance, slowest = variation if variation is not None else split(measured, ranks)
         measured_jitter = measured.step_time_cv
         jitter = min(random, TAKEN_JITTER)
         if random > jitter:

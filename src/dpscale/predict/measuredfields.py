@@ -1,0 +1,55 @@
+"""The inputs of ``predict`` that bring what was measured: a profile, an nccl-tests log, a run's traces.
+
+Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`, in its order. ``traced`` is what a link from
+``/explain`` carries of a run's traces (:mod:`dpscale.predict.linked`), read as ``--from-trace``'s
+traces are.
+"""
+
+from __future__ import annotations
+
+from dpscale.errors import N_
+from dpscale.inputs import Input
+
+__all__ = ["MEASURED_INPUTS"]
+
+MEASURED_INPUTS = (
+    Input(
+        "network",
+        "path",
+        "A profile from dpscale probe: its measured links replace the presets.",
+        edges=("cli",),
+    ),
+    Input(
+        "nccl_log",
+        "nccltests",
+        "The text of an nccl-tests run (all_reduce_perf, reduce_scatter_perf or all_gather_perf, printed or -J): "
+        "the links it measured replace the presets (on the command line: dpscale probe --import, then --network).",
+        edges=("page", "api"),
+        group="cluster",
+        label=N_("Or an nccl-tests log of your cluster"),
+        hint=N_(
+            "Paste the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf, or choose the file: it is "
+            "read in your browser and sent with the form. The links it measured replace the presets above."
+        ),
+    ),
+    Input(
+        "from_trace",
+        "path",
+        "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
+        "the step-time variation and the bandwidth share reached come from them.",
+        edges=("cli",),
+    ),
+    Input(
+        "traced",
+        "text",
+        "What /explain measured of a run, as its link to /predict carries it (t1_n8_c…): one device's throughput, "
+        "the step-time variation and the bandwidth share reached come from it, as with --from-trace.",
+        edges=("page", "api"),
+        group="advanced",
+        label=N_("Measured by /explain (from its link)"),
+        hint=N_(
+            "Filled in by the link on /explain's results: the run's figures, as dpscale predict --from-trace "
+            "reads them."
+        ),
+    ),
+)
