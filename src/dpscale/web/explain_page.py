@@ -45,6 +45,7 @@ from dpscale import _files
 from dpscale._version import __version__
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang, translation
+from dpscale.predict.linked import traced_text
 from dpscale.report import explanation_grid, explanation_levers, explanation_rows
 from dpscale.web.drawing import timeline_figure
 from dpscale.web.language import choose_lang
@@ -425,6 +426,7 @@ def explain_router() -> APIRouter:
             "max_upload_mib": MAX_UPLOAD >> 20,
             "upload_seconds": int(UPLOAD_SECONDS),
             "found": found,
+            "traced": traced_text(found) if found else None,  # the link to /predict: its figures, as text
             "error": error,
             "view": _view(found, chosen) if found else None,
             # Drawn here for a browser without JavaScript; the script draws its own in its place.
