@@ -57,7 +57,7 @@ def bench_sweep() -> bool:
 def bench_predict() -> bool:
     import numpy as np
 
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
     from dpscale.predict.model import Cluster, step_terms
 
     n_rows = 10**6
@@ -99,7 +99,7 @@ def bench_sharded(n: Any, v: Any, b: Any, g: Any) -> bool:
     """zero3 on one node and hybrid across nodes, 1e6 (configuration, n): against their closed forms by hand."""
     import numpy as np
 
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
     from dpscale.predict.model import Cluster
     from dpscale.predict.sharding import sharded_terms
 

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from dpscale.collectives.link import Link
 from dpscale.predict import presets, uncertainty
 from dpscale.predict.calibration import calibrate
-from dpscale.predict.collectives import Link
 from dpscale.predict.model import Cluster, Reference, Workload, _calibrated, _point
 from dpscale.predict.uncertainty import LEVEL
 

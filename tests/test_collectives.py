@@ -6,9 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import InvalidInput
-from dpscale.predict.collectives import (
+from dpscale.collectives.costs import (
     TREE_SHARE,
-    Link,
     all_gather_time,
     all_reduce_time,
     bus_bandwidth,
@@ -18,6 +17,7 @@ from dpscale.predict.collectives import (
     ring,
     tree,
 )
+from dpscale.collectives.link import Link
 from dpscale.predict.presets import link
 
 NVLINK3 = Link(300e9, 3e-6, 0.85)  # per-GPU NVLink 3 bandwidth per direction (A100 SXM)

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from dpscale.collectives.costs import all_reduce_time, busbw, candidates
+from dpscale.collectives.innetwork import ALGBW_SHARE, NVLS_EFFICIENCY, NVLS_STEPS
+from dpscale.collectives.link import Link
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.nccltests.reduction import line_rate
 from dpscale.predict import pricing
-from dpscale.predict.collectives import Link, all_reduce_time, busbw, candidates
-from dpscale.predict.innetwork import ALGBW_SHARE, NVLS_EFFICIENCY, NVLS_STEPS
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.presets import link, read_profile
 from dpscale.records import write_profile

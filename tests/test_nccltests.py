@@ -19,10 +19,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale.cli import main
+from dpscale.collectives.costs import all_gather_time, all_reduce_time, reduce_scatter_time
+from dpscale.collectives.link import Link
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.nccltests.fitting import as_link
-from dpscale.predict.collectives import Link, all_gather_time, all_reduce_time, reduce_scatter_time
 from dpscale.predict.presets import from_profile, read_profile
 from dpscale.records import NetworkProfile, write_profile
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpscale.collectives.link import Link
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.predict import presets
-from dpscale.predict.collectives import Link
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.reading import read_input

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import InvalidInput
+from dpscale.collectives.link import Link
 from dpscale.predict import presets, uncertainty
-from dpscale.predict.collectives import Link
 from dpscale.predict.levers import levers
 from dpscale.predict.model import Cluster, Imbalanced, Reference, Workload, predict
 from dpscale.predict.wording import lever_line

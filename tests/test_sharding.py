@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import InvalidInput
+from dpscale.collectives.costs import all_gather_time, all_reduce_time, busbw, reduce_scatter_time
+from dpscale.collectives.link import Link
 from dpscale.predict import presets
-from dpscale.predict.collectives import Link, all_gather_time, all_reduce_time, busbw, reduce_scatter_time
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.levers import levers
 from dpscale.predict.model import Cluster, Reference, Workload, predict

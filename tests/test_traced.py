@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dpscale import InvalidInput
+from dpscale.collectives.link import Link
 from dpscale.explain import Calibration
-from dpscale.predict.collectives import Link
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.predict.traced import calibrated
 from tests.test_explain import GLOO, op, step, write

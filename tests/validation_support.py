@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpscale.predict.collectives import Link
+from dpscale.collectives.link import Link
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.predict.presets import DEFAULT_EFFICIENCY, DEFAULT_LATENCY
 

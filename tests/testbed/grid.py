@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpscale.collectives.link import Link
 from dpscale.measure.launcher import Launch, measure
-from dpscale.predict.collectives import Link
 from dpscale.predict.model import Cluster as Links
 from dpscale.predict.model import Workload, predict
 from tests.testbed.netns import Host, two_hosts

@@ -1,6 +1,6 @@
 """What a probe's all-reduce times say: nccl-tests' bandwidths, and the α and β of each tier.
 
-The ring all-reduce of :mod:`dpscale.predict.collectives` takes t = 2(n−1)·α + 2(n−1)/n · S·β;
+The ring all-reduce of :mod:`dpscale.collectives.costs` takes t = 2(n−1)·α + 2(n−1)/n · S·β;
 α comes from the smallest messages and β from the largest, each where it dominates.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dpscale.predict.collectives import Link, algbw, busbw, ring_terms
+from dpscale.collectives.costs import algbw, busbw, ring_terms
+from dpscale.collectives.link import Link
 from dpscale.records import AllReduceTiming, NetworkProfile, ProbedLink, timestamp
 
 __all__ = ["fit_alpha_beta", "network_profile", "timings"]

@@ -1,6 +1,6 @@
 """α and β of each collective and tier from nccl-tests runs, and the network profile they make.
 
-The model is the one ``dpscale predict`` prices with (:mod:`dpscale.predict.collectives`): for
+The model is the one ``dpscale predict`` prices with (:mod:`dpscale.collectives.costs`): for
 each algorithm NCCL may choose, a time a(n)·α + c(n)·S·β, and ``auto`` takes the fastest at each
 size (``candidates`` for an all-reduce: NCCL's ring and tree, whose channels cross each node
 boundary once; ``gather_candidates`` for a reduce-scatter or an all-gather, which NCCL runs on
@@ -29,7 +29,7 @@ together.
 **In-network reduction**: an all-reduce whose bus bandwidth is above the line rate of the GPU's
 own NVLink was reduced in the switches (:mod:`dpscale.nccltests.reduction`); its tier is then
 fitted with NCCL's in-network algorithms among those the model may pick
-(:mod:`dpscale.predict.innetwork`), said so in the profile (``"in_network": true``) and in a note.
+(:mod:`dpscale.collectives.innetwork`), said so in the profile (``"in_network": true``) and in a note.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def runs_of(logs: Sequence[Log]) -> tuple[MeasuredRun, ...]:
 
 def _priced(collective: str, ranks: int, links: dict[str, Any]) -> list[Any]:
     """The (a, c) terms of each algorithm the model may pick for ``collective``, as ``predict`` prices it."""
-    from dpscale.predict.collectives import candidates, gather_candidates
+    from dpscale.collectives.costs import candidates, gather_candidates
 
     price = candidates if collective == "all_reduce" else gather_candidates
     return price(ranks, algorithm="auto", **links)
@@ -108,7 +108,7 @@ def _links(intra: Any, inter: Any, hosts: int, per_host: int) -> dict[str, Any]:
 def _terms(run: MeasuredRun, per_host: int, intra: Any, reduces: bool) -> list[Terms]:
     """Each algorithm's a and c as affine functions of the fitted tier's α and β (intra known across hosts);
     ``reduces``: the fitted tier's switches reduce (:mod:`dpscale.nccltests.reduction`)."""
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
 
     def priced(link: Any) -> list[Any]:
         g = run.ranks if run.hosts == 1 else per_host
@@ -206,23 +206,23 @@ def _fit(runs: Sequence[MeasuredRun], intra: Any, per_host: int, reduces: bool =
 def model_time(collective: str, size: float, ranks: int, hosts: int, per_host: int, intra: Any, inter: Any) -> float:
     """The model's time for ``size`` bytes of ``collective`` over ``ranks`` ranks on ``hosts`` hosts of ``per_host``.
 
-    Priced by the functions ``predict`` uses: :func:`~dpscale.predict.collectives.all_reduce_time`,
+    Priced by the functions ``predict`` uses: :func:`~dpscale.collectives.costs.all_reduce_time`,
     ``reduce_scatter_time`` and ``all_gather_time``.
     """
-    from dpscale.predict import collectives
+    from dpscale.collectives import costs
 
     links = _links(intra, inter, hosts, per_host) if hosts > 1 else {"intra": intra or inter}
     timed = {
-        "all_reduce": collectives.all_reduce_time,
-        "reduce_scatter": collectives.reduce_scatter_time,
-        "all_gather": collectives.all_gather_time,
+        "all_reduce": costs.all_reduce_time,
+        "reduce_scatter": costs.reduce_scatter_time,
+        "all_gather": costs.all_gather_time,
     }[collective]
     return float(timed(size, ranks, **links))
 
 
 def as_link(probed: ProbedLink | None) -> Any:
-    """The :class:`~dpscale.predict.collectives.Link` a profile's tier stands for (None for None)."""
-    from dpscale.predict.collectives import Link
+    """The :class:`~dpscale.collectives.link.Link` a profile's tier stands for (None for None)."""
+    from dpscale.collectives.link import Link
 
     if probed is None:
         return None
@@ -247,7 +247,7 @@ def _per_host(runs: Sequence[MeasuredRun]) -> int:
 def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None, reduced: Collection[str] = ()) -> Fitted:
     """Each collective's (intra, inter) tiers fitted to ``runs`` (None where no run measured a tier).
 
-    With ``intra`` (a :class:`~dpscale.predict.collectives.Link`), the node's links are taken as
+    With ``intra`` (a :class:`~dpscale.collectives.link.Link`), the node's links are taken as
     given for every collective, and each network tier is fitted with them: what ``predict`` does
     when it is told the node's links a profile did not measure, or other ones. ``reduced``: the
     tiers (``intra``, ``inter``) whose switches reduce, fitted so (:mod:`dpscale.nccltests.reduction`).
@@ -273,14 +273,14 @@ def fit_runs(runs: Sequence[MeasuredRun], intra: Any = None, reduced: Collection
 
 
 def _free() -> Any:
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
 
     return Link(*FREE)
 
 
 def import_logs(logs: Sequence[Log]) -> Imported:
     """The network profile of nccl-tests runs: α and β per collective and tier, and checks against each run."""
-    from dpscale.predict.collectives import algbw, busbw
+    from dpscale.collectives.costs import algbw, busbw
 
     if not logs:
         raise InvalidInput("import", "", N_("one or more nccl-tests outputs"))

@@ -6,7 +6,7 @@ NVLink with it, so a run that does was reduced in the switches: NVLink SHARP in 
 (NCCL's NVLS) when it ran on one host; across hosts, SHARP in the network (CollNet) or NVLS in
 each node with a tree across them, which a log cannot tell apart and which is said of the
 network tier. The fit then prices that tier with in-network reduction
-(:mod:`dpscale.predict.innetwork`), and the profile says so (``"in_network": true`` in the tier).
+(:mod:`dpscale.collectives.innetwork`), and the profile says so (``"in_network": true`` in the tier).
 
 The line rates are NVIDIA's, per direction (half the datasheets' "NVLink bandwidth", which counts
 both): V100 SXM2 300 GB/s, A100 SXM4 600 GB/s, H100 and H200 SXM 900 GB/s, B200 1.8 TB/s. A GPU

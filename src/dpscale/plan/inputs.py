@@ -66,7 +66,7 @@ def _memory(v: Values, devices: int) -> MemoryPlan | None:
     if v["params"] is None or v["device_memory"] is None:
         missing = "params" if v["params"] is None else "device_memory"
         raise MissingInput(missing, N_("the model's parameters and a device's memory, both, to say what fits"))
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
     from dpscale.predict.model import Cluster, Workload
     from dpscale.predict.sharding import fewest_devices, memory
 

@@ -1,11 +1,8 @@
 """Predicting scaling efficiency from the hardware, the model and the batch.
 
-- :mod:`dpscale.predict.collectives`: the time of one collective in the α-β model (latency α,
-  seconds per byte β) as NCCL runs it: its rings and trees across nodes, and the hierarchical form;
-- :mod:`dpscale.predict.pricing`: a step's collectives priced on a cluster, each measured shape
-  (an nccl-tests run, a probe) at its own measured times;
-- :mod:`dpscale.predict.innetwork`: an all-reduce reduced in the switches (NVLink SHARP, SHARP), as
-  NCCL's NVLS and CollNet algorithms run it;
+- :mod:`dpscale.predict.pricing`: a step's collectives priced on a cluster by the α-β model of
+  :mod:`dpscale.collectives` (below this package, shared with :mod:`dpscale.nccltests`), each
+  measured shape (an nccl-tests run, a probe) at its own measured times;
 - :mod:`dpscale.predict.network`: the links a log or a profile measured, settled with those typed;
 - :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
   algorithms it knows;

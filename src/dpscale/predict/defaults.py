@@ -1,11 +1,14 @@
 """What a prediction assumes when not told otherwise, and the all-reduce algorithms it knows.
 
-A leaf: the inputs' definition (no numpy) and the model (numpy) both read these.
+A leaf but for the algorithms' names (:mod:`dpscale.collectives.names`, without numpy too): the
+inputs' definition (no numpy) and the model (numpy) both read these.
 """
 
 from __future__ import annotations
 
 from typing import Literal, get_args
+
+from dpscale.collectives.names import ALGORITHMS, Algorithm  # the cost model's: said here for the inputs
 
 __all__ = [
     "ALGORITHMS",
@@ -24,8 +27,6 @@ __all__ = [
     "Sharding",
 ]
 
-Algorithm = Literal["auto", "ring", "tree", "hierarchical"]
-ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
 BACKWARD_SHARE = 2 / 3  # backward ≈ 2 × forward: two matrix products per weight for one
 DDP_BUCKET_BYTES = 25 * 2**20  # torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25)
 DEFAULT_JITTER = 0.02  # assumption: 2 % step-time variation per rank; measure yours with dpscale measure

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from dpscale import _validate
+from dpscale.collectives.link import Link
+from dpscale.collectives.names import Collective
 from dpscale.errors import N_, InvalidInput
 from dpscale.messages import Message
-from dpscale.predict.collectives import Collective, Link
 from dpscale.predict.defaults import (
     ALGORITHMS,
     BACKWARD_SHARE,

@@ -19,7 +19,7 @@ from dpscale.messages import Message
 from dpscale.predict.defaults import Sharding
 
 if TYPE_CHECKING:
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
     from dpscale.predict.job import Cluster, Reference, Workload
 
 __all__ = ["Lever", "levers"]

@@ -252,7 +252,7 @@ def predict(
     assumed) is taken at its prior's median, and the interval at ``level`` spans what the priors
     allow around that same estimate; measurements narrow it (:mod:`dpscale.predict.calibration`).
 
-    >>> from dpscale.predict.collectives import Link
+    >>> from dpscale.collectives.link import Link
     >>> p = predict([1, 8], Workload(938, 256, 25.6e6), Cluster(Link(300e9, 3e-6, 0.8)))
     >>> [round(float(e), 3) for e in p.efficiency]
     [1.0, 0.959]

@@ -29,8 +29,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from dpscale.collectives.link import Link
+    from dpscale.collectives.names import Collective
     from dpscale.nccltests import Log
-    from dpscale.predict.collectives import Collective, Link
     from dpscale.predict.job import Cluster
     from dpscale.records import MeasuredRun, ProbedLink
 
@@ -91,8 +92,8 @@ def from_log(log: Log) -> Network:
 
 def assumed_free() -> Link:
     """The node's links where nothing measured them: costing nothing, as the fit took them."""
+    from dpscale.collectives.link import Link
     from dpscale.nccltests.fitting import FREE
-    from dpscale.predict.collectives import Link
 
     return Link(*FREE)
 

@@ -1,7 +1,7 @@
 """Link presets (presets.toml): common GPU interconnects and networks, with their sources.
 
 A preset may say its switches reduce (``in_network = true``: NVLink SHARP, SHARP), which is how
-a user chooses in-network reduction (:mod:`dpscale.predict.innetwork`); a profile's tier says so
+a user chooses in-network reduction (:mod:`dpscale.collectives.innetwork`); a profile's tier says so
 with ``"in_network": true``.
 """
 
@@ -17,7 +17,7 @@ from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.messages import Message
 
 if TYPE_CHECKING:
-    from dpscale.predict.collectives import Link
+    from dpscale.collectives.link import Link
     from dpscale.records import MeasuredRun
 
 __all__ = ["Profile", "from_profile", "link", "presets", "profile_links", "read_profile", "resolve_link"]
@@ -33,7 +33,7 @@ def presets() -> dict[str, dict[str, dict[str, Any]]]:
 
 def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
     """The preset ``name`` of ``tier``; ``nics`` network cards per node multiply a network's bandwidth."""
-    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+    from dpscale.collectives.link import Link  # numpy: loaded when a link is made
 
     table = presets()[tier]
     key = name.strip().lower() if isinstance(name, str) else name
@@ -61,7 +61,7 @@ def resolve_link(
 
     None when neither a preset nor a bandwidth is given (no such tier: a single node).
     """
-    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+    from dpscale.collectives.link import Link  # numpy: loaded when a link is made
 
     if preset is not None and bandwidth is not None:
         raise InvalidInput(f"{tier}_bandwidth", bandwidth, "a preset or a bandwidth, not both")
@@ -131,7 +131,7 @@ def _assumed_free(entry: Any) -> bool:
 def read_profile(path: str) -> Profile:
     """The profile at ``path`` as ``predict --network`` takes it (see :func:`profile_links`)."""
     from dpscale import _files
-    from dpscale.predict.collectives import Link  # numpy: loaded when a link is made
+    from dpscale.collectives.link import Link  # numpy: loaded when a link is made
     from dpscale.records import MeasuredRun, ProbedLink
 
     unreadable = N_("a readable JSON profile from dpscale probe (%(reason)s)")

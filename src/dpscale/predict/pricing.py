@@ -3,7 +3,7 @@
 Every strategy's collectives are priced here (:mod:`dpscale.predict.model` for DDP's all-reduce,
 :mod:`dpscale.predict.sharding` for the reduce-scatters and all-gathers), in two steps:
 
-- **the model** (:mod:`dpscale.predict.collectives`), on the links ``cluster.links(collective)``
+- **the model** (:mod:`dpscale.collectives.costs`), on the links ``cluster.links(collective)``
   gives, with the network's bandwidth times ``cluster.network_share`` (what the job's own traffic
   reaches of it: 1 unless an interval or a calibration moves it);
 - **given back**: where a shape was measured (an nccl-tests run of that collective over that many
@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from dpscale.predict.collectives import Collective, candidates, gather_candidates
+from dpscale.collectives.costs import candidates, gather_candidates
+from dpscale.collectives.names import Collective
 from dpscale.predict.job import Cluster, Measured
 
 __all__ = ["fastest", "given_back", "measure", "measured_shapes", "priced", "terms"]

@@ -46,8 +46,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpscale.collectives.costs import candidates
+from dpscale.collectives.link import Link
+from dpscale.collectives.names import Collective
 from dpscale.predict import pricing
-from dpscale.predict.collectives import Collective, Link, candidates
 from dpscale.predict.defaults import BACKWARD_SHARE, MASTER_BYTES, OPTIMIZER_STATE_BYTES
 from dpscale.predict.prediction import Memory
 

@@ -27,7 +27,7 @@ cannot be told from a ring on a faster network, beyond 2 nodes NCCL's tuning mod
 the network's bandwidth (where the rings win), and pricing it from a ring's fit would make a
 2-node log's own times look slow. Across nodes without SHARP, rings and trees run.
 
-β_inter is the node's whole network, as for the rings (:mod:`dpscale.predict.collectives`). With
+β_inter is the node's whole network, as for the rings (:mod:`dpscale.collectives.costs`). With
 SHARP the network carries S once each way instead of a ring's 2(N−1)/N·S; the node's side keeps
 NCCL's ratio of 1/2 for CollNet (2·β_intra). Only an all-reduce is priced so: a reduce-scatter or
 an all-gather still brings (n−1)/n·S into or out of each rank, switches or not.
@@ -43,12 +43,11 @@ it (:mod:`dpscale.nccltests.fitting`), and the fit then prices the run with thes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from dpscale.predict.collectives import Link
+from dpscale.collectives.link import Link, shape
 
 __all__ = ["ALGBW_SHARE", "NVLS_EFFICIENCY", "NVLS_STEPS", "in_network_terms"]
 
@@ -63,9 +62,7 @@ def in_network_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link 
     None where none of ``ranks`` can be: NVLink SHARP alone reduces in one node, SHARP only across
     nodes. Where some of them can and others not, the others' latency is infinite (never the fastest).
     """
-    from dpscale.predict.collectives import _shape
-
-    n, nodes, local, g = _shape(ranks, per_node, inter)
+    n, nodes, local, g = shape(ranks, per_node, inter)
     across = inter is not None and inter.in_network
     if not (intra.in_network and np.any(nodes == 1)) and not (across and np.any(nodes > 1)):
         return None

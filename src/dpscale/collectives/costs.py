@@ -37,7 +37,7 @@ src/graph/tuning.cc: a ring all-reduce takes nsteps = 2(n−1) steps of which nI
 
 ``auto`` takes the faster of ring and tree at each size, as NCCL's tuner does (it picks the
 algorithm and protocol of least modelled time), and in-network reduction where a tier has it
-(:mod:`dpscale.predict.innetwork`: NVLink SHARP, SHARP). The protocols' own constants (LL, LL128,
+(:mod:`dpscale.collectives.innetwork`: NVLink SHARP, SHARP). The protocols' own constants (LL, LL128,
 Simple) are left out of the α-β terms: the sizes where NCCL changes protocol, 64 KiB to about
 64 MiB, are where they are least close, and where a run measured them its shortfall there is
 carried to other rank counts (:mod:`dpscale.predict.pricing`).
@@ -60,19 +60,18 @@ Every function takes numbers or numpy arrays (n, S, …) and broadcasts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from dpscale import _validate
+from dpscale.collectives.innetwork import in_network_terms
+from dpscale.collectives.link import Link, shape
+from dpscale.collectives.names import ALGORITHMS, Algorithm, Collective
 from dpscale.errors import N_, InvalidInput
-from dpscale.predict.defaults import ALGORITHMS, Algorithm
 
 __all__ = [
     "TREE_SHARE",
-    "Algorithm",
-    "Link",
     "all_reduce_time",
     "algbw",
     "bus_bandwidth",
@@ -88,7 +87,6 @@ __all__ = [
     "hierarchical_terms",
     "candidates",
     # reduce-scatter and all-gather (sharded data parallelism)
-    "Collective",
     "gather_candidates",
     "gather_ring_terms",
     "gather_time",
@@ -96,34 +94,7 @@ __all__ = [
     "all_gather_time",
 ]
 
-Collective = Literal["all_reduce", "reduce_scatter", "all_gather"]
 TREE_SHARE = 0.92  # NCCL's tuning model: a tree's bus bandwidth is 92 % of its channels' (src/graph/tuning.cc)
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One tier of the network: latency α in seconds, bandwidth in bytes/s per direction, and the
-    share of that bandwidth a collective really reaches (NCCL typically reaches 80–90 % of NVLink
-    and InfiniBand line rate in nccl-tests' busbw). ``in_network``: the tier's switches reduce
-    (NVLink SHARP in a node, SHARP across nodes; :mod:`dpscale.predict.innetwork`)."""
-
-    bandwidth: float
-    latency: float = 0.0
-    efficiency: float = 1.0
-    in_network: bool = False
-
-    def __post_init__(self) -> None:
-        _validate.positive("bandwidth", self.bandwidth)
-        if not (self.latency >= 0 and np.isfinite(self.latency)):
-            raise InvalidInput("latency", self.latency, "a finite time of at least 0 seconds")
-        _validate.fraction("efficiency", self.efficiency)
-        if not isinstance(self.in_network, bool):
-            raise InvalidInput("in_network", self.in_network, N_("true or false"))
-
-    @property
-    def beta(self) -> float:
-        """Seconds per byte at the achievable bandwidth."""
-        return 1.0 / (self.bandwidth * self.efficiency)
 
 
 # Every algorithm here costs a(n) + c(n)·S: a latency term and a cost per byte. Keeping the two
@@ -152,15 +123,6 @@ def tree_terms(ranks: Any, link: Link) -> Affine:
     return 2 * link.latency * steps, np.where(n > 1, 2 * link.beta / TREE_SHARE, 0.0)
 
 
-def _shape(ranks: Any, per_node: int | None, inter: Link | None) -> tuple[Any, Any, Any, int]:
-    """n, the nodes N and the ranks in a node min(n, g) (one node when there is no network), and g."""
-    n = np.asarray(ranks, dtype=np.float64)
-    if inter is None or per_node is None:
-        return n, np.ones_like(n), n, 0
-    g = _validate.whole("devices_per_node", per_node)
-    return n, np.ceil(n / g), np.minimum(n, g), g
-
-
 def _bus_beta(nodes: Any, g: int, intra: Link, inter: Link | None) -> Any:
     """β_bus: the node's links in one node; across nodes the slower of one GPU's links and the node's network."""
     if inter is None:
@@ -171,7 +133,7 @@ def _bus_beta(nodes: Any, g: int, intra: Link, inter: Link | None) -> Any:
 
 def bus_bandwidth(ranks: Any, *, intra: Link, inter: Link | None = None, per_node: int | None = None) -> Any:
     """The bus bandwidth (bytes/s) NCCL's rings reach over ``ranks`` ranks: 1/β_bus (see the module's docstring)."""
-    _, nodes, _, g = _shape(ranks, per_node, inter)
+    _, nodes, _, g = shape(ranks, per_node, inter)
     return 1.0 / np.asarray(_bus_beta(nodes, g, intra, inter), dtype=np.float64)
 
 
@@ -181,7 +143,7 @@ def _tiered_ring(ranks: Any, per_node: int | None, intra: Link, inter: Link | No
         return _ring(ranks, intra, passes)
     if per_node == 1:  # a rank to a node: every step crosses the network
         return _ring(ranks, inter, passes)
-    n, nodes, _, g = _shape(ranks, per_node, inter)
+    n, nodes, _, g = shape(ranks, per_node, inter)
     steps = n - 1
     across = nodes - 1
     latency = (steps - across) * (passes * intra.latency) + across * (passes * inter.latency)
@@ -197,7 +159,7 @@ def tiered_tree_terms(ranks: Any, per_node: int | None, intra: Link, inter: Link
     """NCCL's tree all-reduce: a = 2·((g−1)·α_intra + ⌈log₂ N⌉·α_inter), c = 2·β_bus/0.92 (a chain in one node)."""
     if inter is not None and per_node == 1:  # a rank to a node: the double binary tree across them
         return tree_terms(ranks, inter)
-    n, nodes, local, g = _shape(ranks, per_node, inter)
+    n, nodes, local, g = shape(ranks, per_node, inter)
     latency = (local - 1) * intra.latency
     if inter is not None:
         latency = latency + np.ceil(np.log2(nodes)) * inter.latency
@@ -257,7 +219,7 @@ def candidates(
     algorithm: Algorithm | str = "auto",
 ) -> list[Affine]:
     """The (a, c) terms of each all-reduce algorithm ``algorithm`` allows (ring and tree for ``auto``,
-    and in-network reduction where a tier has it: :mod:`dpscale.predict.innetwork`).
+    and in-network reduction where a tier has it: :mod:`dpscale.collectives.innetwork`).
 
     Without ``inter`` (or ``per_node``) the ranks are in one node; hierarchical is then its ring.
     """
@@ -272,8 +234,6 @@ def candidates(
         else:
             out.append(tiered_ring_terms(n, per_node, intra, inter))
     if algorithm == "auto" and (intra.in_network or (inter is not None and inter.in_network)):
-        from dpscale.predict.innetwork import in_network_terms
-
         reduced = in_network_terms(n, per_node, intra, inter)
         if reduced is not None:
             out.append(reduced)
