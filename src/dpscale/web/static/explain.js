@@ -75,6 +75,11 @@
     return low === high ? mean : say(words.by_rank, { low: low, high: high, mean: mean });
   }
 
+  function toPredict(traced) {  // the run's figures, handed to /predict as --from-trace hands them
+    var link = el("a", { href: "/predict?lang=" + lang + "&traced=" + encodeURIComponent(traced) }, [words.to_predict]);
+    return el("p", { class: "next", id: "to-predict" }, [link]);
+  }
+
   function show(found) {
     var c = found.calibration;
     var summary = [
@@ -109,6 +114,7 @@
         return el("tr", {}, [td, cell(ms(l.saving), l.saving), cell(l.speedup === null ? "—" : times(l.speedup), l.speedup)]);
       }), true));
     }
+    parts.push(toPredict(rules.tracedText(found)));
     if (found.notes.length) parts.push(el("ul", { class: "warnings", id: "notes" }, found.notes.map(function (n) { return el("li", {}, [n]); })));
     parts.push(timelineFigure(found));
     results.replaceChildren.apply(results, parts);

@@ -265,7 +265,7 @@ window.dpscaleTraces = (function () {
   function spread(values) {
     var m = mean(values);
     var sd = values.length > 1 ? Math.sqrt(mean(values.map(function (v) { return (v - m) * (v - m); }))) : 0;
-    return { mean: m, sd: sd };
+    return { mean: m, sd: sd, low: Math.min.apply(null, values), high: Math.max.apply(null, values) };
   }
   function zip(a, b, f) { return a.map(function (x, i) { return f(x, b[i]); }); }
 
@@ -338,8 +338,11 @@ window.dpscaleTraces = (function () {
     var meanOfRanks = most.map(function (_, j) { return mean(works.map(function (w) { return w[j]; })); });
     var compute = mean(rows.map(function (r) { return r.compute.mean; }));
     var other = mean(rows.map(function (r) { return r.other.mean; }));
+    var perStepBytes = perStep > 0 ? perStep : null;
     var calibration = {
+      devices: rows.length, compute_time: compute, other_time: other,
       single_device_step: compute + other,
+      exposed_communication: slow.exposed_communication.mean, overlap: slow.overlap, collective_bytes: perStepBytes,
       communication_time: slow.communication.mean,
       straggler_wait: mean(zip(most, meanOfRanks, function (m, w) { return m - w; })),
       step_time_cv: pooled.length > 1 && meanWork > 0 ? spread(pooled).sd / meanWork : 0,
@@ -356,11 +359,34 @@ window.dpscaleTraces = (function () {
     };
   }
 
+  // -- predict/traced.py's split and predict/linked.py's traced_text: the link to /predict ----------
+  var SAME_RANK = 1e-9;
+  function variance(values) { var m = mean(values); return mean(values.map(function (v) { return (v - m) * (v - m); })); }
+  function splitVariation(c, ranks) {
+    var cv = c.step_time_cv;
+    if (ranks.length < 2) return [cv, null, null];
+    var works = ranks.map(function (r) { return r.compute.mean + r.other.mean; });
+    var m = mean(works), slowest = 0;
+    works.forEach(function (w, i) { if (w > works[slowest]) slowest = i; });
+    if (m <= 0 || ranks[slowest].wait.high > SAME_RANK * m) return [cv, null, null];
+    var within = Math.max(0, (cv * m) * (cv * m) - variance(works));
+    return [Math.sqrt(within) / m, (works[slowest] - m) / m, ranks[slowest].rank];
+  }
+  function tracedText(found) {
+    var c = found.calibration, v = splitVariation(c, found.ranks);
+    var fields = [["n", c.devices], ["c", c.compute_time], ["o", c.other_time], ["s", c.single_device_step],
+      ["m", c.communication_time], ["x", c.exposed_communication], ["v", c.overlap], ["y", c.collective_bytes],
+      ["b", c.bandwidth], ["w", c.straggler_wait], ["j", c.step_time_cv], ["r", v[0]], ["f", v[1]], ["k", v[2]]];
+    return ["t1"].concat(fields.filter(function (f) { return f[1] !== null; }).map(function (f) {
+      return f[0] + String(f[1]).replace("e+", "e");
+    })).join("_");
+  }
 
   return {
     Refused: Refused,
     say: say,
     stepDrawing: stepDrawing,
+    tracedText: tracedText,
     readTrace: function (file, given, most, shown) { words = given; localMost = most; shownMost = shown; return readTrace(file); },
     explain: function (timelines, given) { words = given; return explain(timelines); }
   };
