@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from dpscale.format import format_milliseconds, format_number, format_percent
 from dpscale.i18n import Lang, translation
-from dpscale.predict.job import measured_notes
 
 if TYPE_CHECKING:
     from dpscale.predict.levers import Lever
@@ -213,6 +212,8 @@ def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
     for line in (calibration_line(p, lang), trace_line(p, lang)):
         if line:
             notes.append(line)
+    from dpscale.predict.job import measured_notes  # numpy: only once a prediction exists
+
     notes.extend(said.localized(lang) for said in measured_notes(p.cluster))
     if p.source("straggler_wait") == "assumed" and "stragglers" in p.bottleneck:
         notes.append(
