@@ -1,7 +1,10 @@
 """nccl-tests' results read into a network profile: ``dpscale probe --import FILE...``.
 
 - :mod:`dpscale.nccltests.reading`: the text or ``-J`` JSON output of ``all_reduce_perf``,
-  ``reduce_scatter_perf`` and ``all_gather_perf``, read into :class:`Log` objects;
+  ``reduce_scatter_perf`` and ``all_gather_perf``, read into :class:`Log` objects (defined in
+  :mod:`~dpscale.nccltests.log`), with the parts it reads a printed log with: its lines split
+  into runs (:mod:`~dpscale.nccltests.lines`), each run as it is read (:mod:`~dpscale.nccltests.run`),
+  and its collective, ranks and hosts where the log does not say them (:mod:`~dpscale.nccltests.ranks`);
 - :mod:`dpscale.nccltests.fitting`: α and β per collective and tier, fitted to the model
   ``dpscale predict`` prices with, and the profile ``predict --network`` reads;
 - :mod:`dpscale.nccltests.reduction`: in-network reduction as a log shows it (a bus bandwidth
