@@ -69,7 +69,6 @@ def test_a_malformed_text_is_refused_naming_the_input(text: str) -> None:
     assert len(message) < 400  # the text cut short
 
 
-@pytest.mark.xfail(strict=True, reason="the API holds a text input to a 40-character label (web/api.py)")
 def test_the_api_takes_it(tmp_path: Path) -> None:
     client = TestClient(create_app())
     text = traced_text(explain(slow_rank_traces(tmp_path)))

@@ -84,6 +84,7 @@ class Input(NamedTuple):
     api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
     synonyms: tuple[tuple[str, str], ...] = ()  # other names of a choice, and the choice each one is
     repeatable: bool = False  # the CLI takes the option several times (its values joined by "; ")
+    most: int | None = None  # a text's longest, where it is not a label's (a link's carried figures)
 
     @property
     def accepted(self) -> tuple[str, ...]:

@@ -79,7 +79,11 @@ def _parameter(item: Input) -> inspect.Parameter:
         annotation = Annotated[str, log]
     elif item.kind == "text":
         text = Query(
-            description=description, min_length=1, max_length=LABEL_LENGTH, pattern=LABEL_PATTERN, alias=item.api_name
+            description=description,
+            min_length=1,
+            max_length=item.most or LABEL_LENGTH,
+            pattern=LABEL_PATTERN,
+            alias=item.api_name,
         )
         annotation = Annotated[str, text]
     else:
