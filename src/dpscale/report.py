@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Grid",
     "Row",
+    "alone_text",
     "batch_rows",
     "bubble_rows",
     "calibration_line",
