@@ -22,7 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dpscale.explain import job
-from dpscale.web import explain_page
+from dpscale.web import explain_jobs
 from dpscale.web.app import create_app
 from tests.test_explain import ONE_STEP, write
 
@@ -39,7 +39,7 @@ def never_ends(folder: str, names: list[str], nice: int) -> None:
 def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The processes the jobs start, in order."""
     processes: list[Any] = []
-    real = explain_page._context()
+    real = explain_jobs._context()
 
     class Recording:
         def Process(self, *args: Any, **kwargs: Any) -> Any:
@@ -48,7 +48,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             processes.append(process)
             return process
 
-    monkeypatch.setattr(explain_page, "_context", Recording)
+    monkeypatch.setattr(explain_jobs, "_context", Recording)
     return processes
 
 
@@ -70,11 +70,11 @@ def test_a_job_past_its_time_is_stopped_and_answered_503(
     tmp_path: Path, made: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(job, "explain_folder", never_ends)
-    monkeypatch.setattr(explain_page, "EXPLAIN_SECONDS", 0.5)
+    monkeypatch.setattr(explain_jobs, "EXPLAIN_SECONDS", 0.5)
     client = TestClient(create_app())
     r = client.post("/api/v1/explain", files=trace(tmp_path))
     assert r.status_code == 503
-    assert r.headers["retry-after"] == str(explain_page.RETRY_SECONDS)
+    assert r.headers["retry-after"] == str(explain_jobs.RETRY_SECONDS)
     error = r.json()["errors"][0]
     assert error["field"] == "trace"
     assert error["message"].startswith("The files were not explained within 0.5 s")
@@ -105,7 +105,7 @@ def _in_a_loop_of_its_own(work: Callable[[], Any]) -> Any:
 
 def test_a_client_that_leaves_stops_its_job(tmp_path: Path, made: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(job, "explain_folder", never_ends)
-    monkeypatch.setattr(explain_page, "EXPLAIN_SECONDS", 120.0)  # only the disconnect can end it sooner
+    monkeypatch.setattr(explain_jobs, "EXPLAIN_SECONDS", 120.0)  # only the disconnect can end it sooner
     app = create_app()
     body = _multipart([("r0.json", write(tmp_path / "r0.json", ONE_STEP).read_bytes())])
     sent: list[dict[str, Any]] = []
@@ -143,12 +143,12 @@ def test_a_client_that_leaves_stops_its_job(tmp_path: Path, made: list[Any], mon
 def test_past_the_jobs_and_the_line_an_upload_is_a_503_before_its_body_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(explain_page, "EXPLAIN_JOBS", 1)
-    monkeypatch.setattr(explain_page, "EXPLAIN_WAITING", 1)
+    monkeypatch.setattr(explain_jobs, "EXPLAIN_JOBS", 1)
+    monkeypatch.setattr(explain_jobs, "EXPLAIN_WAITING", 1)
     release = threading.Event()
     running = threading.Event()
     admitted = threading.Semaphore(0)
-    real_run, real_admit = explain_page._run, explain_page._Jobs.admit
+    real_run, real_admit = explain_jobs._run, explain_jobs.Jobs.admit
 
     async def held(*args: Any) -> Any:
         running.set()
@@ -162,8 +162,8 @@ def test_past_the_jobs_and_the_line_an_upload_is_a_503_before_its_body_is_read(
             admitted.release()
         return bool(taken)
 
-    monkeypatch.setattr(explain_page, "_run", held)
-    monkeypatch.setattr(explain_page._Jobs, "admit", counted)
+    monkeypatch.setattr(explain_jobs, "_run", held)
+    monkeypatch.setattr(explain_jobs.Jobs, "admit", counted)
     client = TestClient(create_app())
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         first = pool.submit(client.post, "/api/v1/explain", files=trace(tmp_path, "a.json"))
@@ -177,12 +177,12 @@ def test_past_the_jobs_and_the_line_an_upload_is_a_503_before_its_body_is_read(
         assert first.result(60).status_code == 200
         assert second.result(60).status_code == 200  # its turn came
     assert refused.status_code == 503
-    assert refused.headers["retry-after"] == str(explain_page.RETRY_SECONDS)
+    assert refused.headers["retry-after"] == str(explain_jobs.RETRY_SECONDS)
     error = refused.json()["errors"][0]
     assert error["field"] == "trace"
     assert "at most 1 uploads at once, with 1 more waiting, and has that many now" in error["message"]
     assert page.status_code == 503
-    assert page.headers["retry-after"] == str(explain_page.RETRY_SECONDS)
+    assert page.headers["retry-after"] == str(explain_jobs.RETRY_SECONDS)
     assert 'id="explain-error" role="alert">The server explains at most 1 uploads at once' in page.text
     assert client.post("/api/v1/explain", files=trace(tmp_path, "e.json")).status_code == 200  # room again
 

@@ -247,7 +247,7 @@ def test_a_form_of_files_sent_in_chunks_past_the_limit_is_a_413(client: TestClie
 
 
 def test_uploads_named_alike_keep_distinct_names() -> None:
-    from dpscale.web.explain_page import _named
+    from dpscale.web.explain_jobs import _named
 
     names = _named(["a", "a", "a (2)"])
     assert len(set(names)) == 3

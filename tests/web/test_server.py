@@ -27,6 +27,7 @@ from fastapi.testclient import TestClient
 
 from dpscale.web.api import router as api_router
 from dpscale.web.app import create_app
+from dpscale.web.chart_files import chart_router
 from dpscale.web.forms import CALCULATORS
 from dpscale.web.pages import page_router
 from dpscale.web.security import CSP, MAX_BODY, MAX_SIZES, MAX_UPLOAD
@@ -371,7 +372,7 @@ def test_a_prediction_asks_for_a_bounded_number_of_device_counts(server: Server)
 
 
 def test_the_routes_that_compute_run_off_the_event_loop() -> None:
-    routes = [*api_router.routes, *page_router().routes]
+    routes = [*api_router.routes, *page_router().routes, *chart_router().routes]
     heavy = [
         r
         for r in routes

@@ -5,10 +5,10 @@ result can be shared; the page works without JavaScript (a GET form) and, with i
 the user types by fetching the same results fragment the server renders.
 
 This module wires the parts: the guard (security.py) around everything, the API (api.py), the
-pages (pages.py), the page and API that explain trace files (explain_page.py), the static files
-and how answers travel (delivery.py: gzip, HEAD, caching), and one error shape, ``{"errors": [{"field", "message"}]}``.
-Nothing is built at import: :func:`create_app` makes an application (``dpscale serve`` calls it).
-"""
+pages (pages.py), their charts and exports (chart_files.py), the page and API that explain trace
+files (explain_page.py; its uploads run as jobs, explain_jobs.py), the static files and how answers
+travel (delivery.py: gzip, HEAD, caching), and one error shape, ``{"errors": [{"field", "message"}]}``.
+Nothing is built at import: :func:`create_app` makes an application (``dpscale serve`` calls it)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput, show_value
 from dpscale.web.api import router as api_router
+from dpscale.web.chart_files import chart_router
 from dpscale.web.delivery import STATIC, Delivery, VersionedStatic
 from dpscale.web.explain_page import explain_router
 from dpscale.web.pages import page_router
@@ -62,7 +63,7 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
     app.body_seconds = body_seconds
     app.mount("/static", VersionedStatic(directory=STATIC), name="static")
     app.add_middleware(Delivery)  # gzip for clients that take it; HEAD as GET without the body
-    routers = [api_router, page_router(), explain_router()]
+    routers = [api_router, page_router(), chart_router(), explain_router()]
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,87 +1,43 @@
-"""/explain: where each rank's step time goes, from the trace files a user chooses.
+"""/explain: where each rank's step time goes, from the trace files a user chooses; its page and its API.
 
 By default the page's scripts read the files in the browser and send nothing (static/trace_rules.js
 mirrors the core's rules; tests/browser/test_explain_page.py checks they agree). On request, or
 without JavaScript, the files are posted: ``POST /explain`` answers the page with the results,
-``POST /api/v1/explain`` the JSON of ``dpscale explain --json``. The guard (security.py) lets
-these two routes take up to :data:`~dpscale.web.security.MAX_UPLOAD` bytes, streamed: Starlette's
-form parser spools each file to disk as it arrives, and they are copied to a folder of the
-request's own, never held in memory whole.
-
-An upload is a job, and jobs are kept apart from the rest of the server, so that predictions and
-pages are never held up by them:
-
-- at most :data:`EXPLAIN_JOBS` run at once, each in a process of its own at a lower priority
-  (:mod:`dpscale.explain.job`): not in the server's interpreter, whose lock and threads the pages
-  need; :data:`EXPLAIN_WAITING` more may be arriving or wait their turn, in order; past them, a
-  request is answered 503 with ``Retry-After`` before its body is read;
-- a job's files hold at most what a :class:`~dpscale.explain.limits.Budget` allows (their JSON in
-  all, a gzipped file's ratio, what their reduction keeps), so that its process's memory is bounded
-  whatever they hold;
-- a job is stopped (its process killed, all it held given back) when its client leaves, and
-  when :data:`EXPLAIN_SECONDS` have passed since its files arrived, answered 503.
+``POST /api/v1/explain`` the JSON of ``dpscale explain --json``. An upload is a job, run apart from
+the rest of the server (:mod:`dpscale.web.explain_jobs`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import contextlib
-import multiprocessing
-import pickle
-import shutil
-import tempfile
-import threading
-from pathlib import Path, PurePath
-from typing import Any, BinaryIO, ClassVar
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
-from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from dpscale import _files
 from dpscale._version import __version__
-from dpscale.errors import N_, InvalidInput
+from dpscale.errors import InvalidInput
 from dpscale.i18n import Lang, translation
 from dpscale.predict.linked import traced_text
 from dpscale.report import explanation_grid, explanation_levers, explanation_rows
 from dpscale.web.drawing import timeline_figure
+from dpscale.web.explain_jobs import (
+    EXPLAIN_JOBS,
+    EXPLAIN_SECONDS,
+    EXPLAIN_WAITING,
+    Gone,
+    Jobs,
+    Refused,
+    explained,
+)
 from dpscale.web.language import choose_lang
 from dpscale.web.schemas import ErrorsOut
 from dpscale.web.security import MAX_UPLOAD, UPLOAD_SECONDS
 from dpscale.web.templating import environment
 
-__all__ = [
-    "EXPLAIN_JOBS",
-    "EXPLAIN_SECONDS",
-    "EXPLAIN_WAITING",
-    "LOCAL_MOST",
-    "RETRY_SECONDS",
-    "explain_router",
-    "explain_uploads",
-]
+__all__ = ["LOCAL_MOST", "explain_router"]
 
 LOCAL_MOST = 500_000_000  # characters of JSON per file that a browser reads (its longest string is about 2**29)
-EXPLAIN_JOBS = 2  # jobs run at once, a process each: a small server's two cores, some 230 MB at most each
-EXPLAIN_WAITING = 6  # more jobs arriving or waiting their turn: 8 uploads of at most 64 MiB spooled at once
-EXPLAIN_SECONDS = 60.0  # from a job's files being whole to its answer: 1 GiB of JSON (its budget) reads in ~15 s
-RETRY_SECONDS = 10  # what a client refused for want of room is told to wait (Retry-After): a job takes seconds
-_NICE = 10  # a job's priority below the server's: the pages preempt it
-_POLL = 0.05  # seconds between two looks at whether a waiting job's turn has come
-_COPY = 1 << 20  # bytes copied at a time from an upload to the file the core reads
-BUSY = N_(
-    "The server explains at most %(jobs)s uploads at once, with %(waiting)s more waiting, and has that many now: "
-    "try again in %(seconds)s s, or run dpscale explain on the files."
-)
-LATE = N_(
-    "The files were not explained within %(seconds)s s, the most one upload may take here: "
-    "send fewer or smaller ones, or run dpscale explain on them."
-)
-NO_FILES = N_("one or more trace files (Chrome trace JSON from torch.profiler, plain or gzipped)")
-
-Upload = tuple[str, BinaryIO]
 _TRACES_BODY = {
     "required": True,
     "content": {
@@ -100,226 +56,6 @@ _TRACES_BODY = {
         }
     },
 }
-
-
-def explain_uploads(uploads: list[Upload]) -> tuple[Any, list[Any]]:
-    """The core's :class:`~dpscale.explain.Explanation` of uploaded traces, each called by its own name,
-    and the last step of each of its ranks as a timeline draws it (in the explanation's order).
-
-    In this process, under one request's :class:`~dpscale.explain.limits.Budget`; the routes run
-    the same in a process of their own (:func:`dpscale.explain.job.explain_folder`).
-    """
-    from dpscale.explain.job import explain_named
-    from dpscale.explain.limits import Budget
-
-    if not uploads:
-        raise InvalidInput("trace", "", NO_FILES)
-    with tempfile.TemporaryDirectory(prefix="dpscale-explain-") as folder:
-        _copy([source for _, source in uploads], folder)
-        paths = [(name, Path(folder) / str(number)) for number, (name, _) in enumerate(uploads)]
-        return explain_named(paths, Budget())
-
-
-def _copy(sources: list[BinaryIO], folder: str) -> None:
-    for number, source in enumerate(sources):
-        with (Path(folder) / str(number)).open("wb") as out:
-            shutil.copyfileobj(source, out, _COPY)
-
-
-class _Refused(Exception):
-    """A job the server will not run, or no longer: 503 with Retry-After, and why in the user's language."""
-
-    def __init__(self, template: str, **params: Any) -> None:
-        super().__init__(template % params)
-        self.template = template
-        self.params = params
-
-    def localized(self, lang: Lang) -> str:
-        return translation(lang).gettext(self.template) % self.params
-
-    headers: ClassVar[dict[str, str]] = {"Retry-After": str(RETRY_SECONDS)}
-
-
-class _Gone(Exception):
-    """The client left: nobody to answer."""
-
-
-class _Jobs:
-    """The jobs of one application: how many are admitted (arriving, waiting or running) and run, and the line.
-
-    Counted under a lock, not with asyncio's primitives, which belong to one event loop (a test
-    client runs each request on a loop of its own); a waiting job looks every :data:`_POLL` s
-    whether it is first in line and a place is free.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.admitted = 0
-        self.running = 0
-        self.line: collections.deque[object] = collections.deque()
-
-    def admit(self) -> bool:
-        with self.lock:
-            if self.admitted >= EXPLAIN_JOBS + EXPLAIN_WAITING:
-                return False
-            self.admitted += 1
-            return True
-
-    def leave(self) -> None:
-        with self.lock:
-            self.admitted -= 1
-
-    async def turn(self, deadline: float, gone: asyncio.Future[None]) -> None:
-        """Wait, in line, for a place to run; raises _Gone or _Refused (late) when that comes first."""
-        ticket = object()
-        loop = asyncio.get_running_loop()
-        with self.lock:
-            self.line.append(ticket)
-        try:
-            while True:
-                with self.lock:
-                    if self.running < EXPLAIN_JOBS and self.line[0] is ticket:
-                        self.line.popleft()
-                        self.running += 1
-                        return
-                if gone.done():
-                    raise _Gone
-                if loop.time() >= deadline:
-                    raise _Refused(LATE, seconds=f"{EXPLAIN_SECONDS:g}")
-                await asyncio.sleep(_POLL)
-        except BaseException:
-            with self.lock:
-                if ticket in self.line:
-                    self.line.remove(ticket)
-            raise
-
-    def done(self) -> None:
-        with self.lock:
-            self.running -= 1
-
-
-_CONTEXT: Any = None
-_CONTEXT_LOCK = threading.Lock()
-
-
-def _context() -> Any:
-    """How a job's process starts: forked from a server process that has the core imported, where there is one."""
-    global _CONTEXT
-    with _CONTEXT_LOCK:
-        if _CONTEXT is None:
-            if "forkserver" in multiprocessing.get_all_start_methods():
-                _CONTEXT = multiprocessing.get_context("forkserver")
-                _CONTEXT.set_forkserver_preload(["__main__", "numpy", "dpscale.explain.job"])
-            else:
-                _CONTEXT = multiprocessing.get_context("spawn")
-        return _CONTEXT
-
-
-async def _exited(process: Any) -> None:
-    """Wait, without a thread, for ``process`` to end."""
-    loop = asyncio.get_running_loop()
-    ended: asyncio.Future[None] = loop.create_future()
-
-    def ready() -> None:
-        if not ended.done():
-            ended.set_result(None)
-
-    try:
-        loop.add_reader(process.sentinel, ready)
-    except (NotImplementedError, AttributeError):  # a loop that cannot watch a descriptor
-        await run_in_threadpool(process.join)
-        return
-    try:
-        await ended
-    finally:
-        loop.remove_reader(process.sentinel)
-    process.join()  # it has ended: this only reaps it
-
-
-async def _left(request: Request) -> None:
-    """Return when the client leaves (after its body: nothing else comes)."""
-    with contextlib.suppress(Exception):  # a server that cannot say: the client is taken to have left
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
-
-
-async def _run(folder: str, names: list[str], deadline: float, gone: asyncio.Future[None]) -> tuple[Any, list[Any]]:
-    """The answer of :func:`~dpscale.explain.job.explain_folder` on ``folder``, in a process killed should the
-    client leave or the deadline pass first."""
-    from dpscale.explain.job import ANSWER, explain_folder
-
-    process = _context().Process(target=explain_folder, args=(folder, names, _NICE), daemon=True)
-    await run_in_threadpool(process.start)
-    exited = asyncio.ensure_future(_exited(process))
-    try:
-        loop = asyncio.get_running_loop()
-        await asyncio.wait({exited, gone}, timeout=max(0.0, deadline - loop.time()), return_when="FIRST_COMPLETED")
-        if not exited.done():
-            raise _Gone if gone.done() else _Refused(LATE, seconds=f"{EXPLAIN_SECONDS:g}")
-    finally:
-        if not exited.done():
-            process.kill()
-            await asyncio.shield(exited)
-    answer_path = Path(folder) / ANSWER
-    if process.exitcode != 0 or not answer_path.exists():
-        raise RuntimeError(f"the explaining process ended with {process.exitcode}")
-    answer = await run_in_threadpool(_load, answer_path)
-    if answer[0] == "refused":
-        raise answer[1]
-    return answer[1], answer[2]
-
-
-def _load(path: Path) -> Any:
-    with path.open("rb") as f:
-        return pickle.load(f)  # noqa: S301 (written by our own process, in a folder of our own)
-
-
-def _named(names: list[str]) -> list[str]:
-    """Each upload's name, made unique (``trace.json (2)``) so that results and errors tell them apart."""
-    taken: set[str] = set()
-    unique = []
-    for name in names:
-        shown, count = name, 1
-        while shown in taken:  # a, a, "a (2)": a, a (2), a (2) (2)… never twice the same
-            count += 1
-            shown = f"{name} ({count})"
-        taken.add(shown)
-        unique.append(shown)
-    return unique
-
-
-async def _explained(request: Request, jobs: _Jobs) -> tuple[Any, list[Any]]:
-    """The explanation of the files posted as ``trace``, each by the name its user gave it (a job: see above).
-
-    The form's files (spooled to disk by Starlette as they arrive) are copied to a folder of the
-    job's own, and closed, once its turn has come; an empty file input (no name, no bytes) is no file.
-    """
-    if not jobs.admit():
-        raise _Refused(BUSY, jobs=EXPLAIN_JOBS, waiting=EXPLAIN_WAITING, seconds=RETRY_SECONDS)
-    gone: asyncio.Future[None] | None = None
-    folder: str | None = None
-    running = False
-    try:
-        async with request.form(max_files=_files.MAX_TRACE_FILES, max_fields=16) as form:
-            files = [i for i in form.getlist("trace") if isinstance(i, UploadFile) and (i.filename or i.size)]
-            if not files:
-                raise InvalidInput("trace", "", NO_FILES)
-            names = _named([PurePath(item.filename or "trace").name or "trace" for item in files])
-            deadline = asyncio.get_running_loop().time() + EXPLAIN_SECONDS
-            gone = asyncio.ensure_future(_left(request))
-            await jobs.turn(deadline, gone)
-            running = True
-            folder = tempfile.mkdtemp(prefix="dpscale-explain-")
-            await run_in_threadpool(_copy, [f.file for f in files], folder)
-        return await _run(folder, names, deadline, gone)
-    finally:
-        if gone is not None:
-            gone.cancel()
-        if folder is not None:
-            await run_in_threadpool(shutil.rmtree, folder, True)
-        if running:
-            jobs.done()
-        jobs.leave()
 
 
 def _words(lang: Lang) -> dict[str, str]:
@@ -400,7 +136,7 @@ def _view(found: Any, lang: Lang) -> dict[str, Any]:
 def explain_router() -> APIRouter:
     """The page (GET and POST) and the JSON API of /explain."""
     router = APIRouter()
-    jobs = _Jobs()
+    jobs = Jobs()
 
     def page(
         request: Request,
@@ -457,12 +193,12 @@ def explain_router() -> APIRouter:
     async def explain_posted(request: Request, lang: str | None = None) -> HTMLResponse:
         chosen = choose_lang(request, lang)
         try:
-            found, drawings = await _explained(request, jobs)
+            found, drawings = await explained(request, jobs)
         except InvalidInput as exc:
             return page(request, lang, error=exc.localized(chosen))
-        except _Refused as exc:
+        except Refused as exc:
             return page(request, lang, error=exc.localized(chosen), status=503, headers=exc.headers)
-        except _Gone:
+        except Gone:
             return HTMLResponse("", status_code=499)  # nobody reads it
         except HTTPException as exc:  # a body that is not a form of files
             said = translation(chosen).gettext("The request does not hold files as the form sends them (%(reason)s).")
@@ -490,11 +226,11 @@ def explain_router() -> APIRouter:
     )
     async def api_explain(request: Request) -> JSONResponse:
         try:
-            found, _ = await _explained(request, jobs)  # the app answers a dpscale error as a 422 naming the field
-        except _Refused as exc:
+            found, _ = await explained(request, jobs)  # the app answers a dpscale error as a 422 naming the field
+        except Refused as exc:
             body = {"errors": [{"field": "trace", "message": exc.localized("en")}]}
             return JSONResponse(body, status_code=503, headers=exc.headers)
-        except _Gone:
+        except Gone:
             return JSONResponse({}, status_code=499)  # nobody reads it
         return JSONResponse(found.to_dict())
 
