@@ -4,7 +4,8 @@
 their values into the device counts, the :class:`~dpscale.predict.model.Workload` and the
 :class:`~dpscale.predict.model.Cluster` the model takes, with every rule across them: a link from
 a preset or a bandwidth (not both), a network profile filling the links it measured, the devices
-per node of that profile, a bandwidth inside a node being required, measurements to calibrate on
+per node of that profile, a bandwidth inside a node being required, an nccl-tests log or what a link carries of one
+(``nccl_fit``: the log wins, being what the text was made of), measurements to calibrate on
 and a variation known or assumed. No numpy here until :func:`build` runs.
 """
 
@@ -170,6 +171,14 @@ def build(values: Values) -> Request:
             log = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
             shown = f"{log.collective}, {log.ranks} ranks on {log.hosts} hosts"
             raise exc.as_given("nccl_log", shown) if exc.field == "import" else exc from None
+        per_node = per_node or found.devices_per_node
+        described = found.described
+        settled = settle(found, intra, inter, typed, measured_wins=True)
+    elif v["nccl_fit"] is not None:  # what a link carries of a log: its run, read as the log is (a log given wins)
+        from dpscale.predict.linked import read_network
+        from dpscale.predict.network import settle
+
+        found = read_network(v["nccl_fit"])
         per_node = per_node or found.devices_per_node
         described = found.described
         settled = settle(found, intra, inter, typed, measured_wins=True)

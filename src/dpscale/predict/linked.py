@@ -16,10 +16,24 @@ communication (seconds), v overlap, y collective bytes, b bandwidth (bytes/s), w
 (seconds), j step-time variation; r, f, k the random variation, the fixed imbalance and the rank
 slow at every step (:func:`dpscale.predict.traced.split`). Anything else is refused, naming the
 input, the text (cut short) and what is accepted. No numpy here.
+
+An nccl-tests log pasted into ``/predict`` is data, too long for a link: the page's link carries
+what it measured instead, as ``nccl_fit`` (:func:`network_text`, read back by
+:func:`read_network`), the version ``n1`` then ``_``-separated fields::
+
+    n1_car_r16_h2_d8_g8_u3.6303e11_s8.26640.16.26700.32.26800
+
+c the collective (``car`` all_reduce, ``crs`` reduce_scatter, ``cag`` all_gather), r ranks, h
+hosts, d devices per host, g devices per node, u nccl-tests' best bus bandwidth (bytes/s), ``xi``
+or ``xe`` a tier whose switches reduce (in a node, between nodes), s the run itself: its sizes
+in bytes and the time of each in nanoseconds, alternating. The run, not only its fitted α and β:
+:func:`read_network` fits it as the log is fitted, so the link gives the log's numbers (its times
+given back at its own shape, the network fitted again to the node's links typed).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import TYPE_CHECKING
@@ -28,8 +42,9 @@ from dpscale.errors import N_, InvalidInput
 
 if TYPE_CHECKING:
     from dpscale.explain import Calibration, Explanation
+    from dpscale.predict.network import Network
 
-__all__ = ["MAX_TRACED", "Carried", "read_traced", "traced_text"]
+__all__ = ["MAX_NETWORK", "MAX_TRACED", "Carried", "network_text", "read_network", "read_traced", "traced_text"]
 
 MAX_TRACED = 600  # characters: a traced text is about 200; a request's own bound on what it may cost
 _VERSION = "t1"
@@ -130,3 +145,87 @@ def read_traced(text: str, field: str = "traced") -> Carried:
     calibration = Calibration(**values)  # type: ignore[arg-type]
     slowest = found.get("k")
     return Carried(calibration, found["r"], found.get("f"), None if slowest is None else int(slowest))
+
+
+MAX_NETWORK = 1500  # characters: a run of 30 sizes is about 450; a link carries at most MAX_QUERY (2048)
+_NETWORK_VERSION = "n1"
+_COLLECTIVE_CODES = {"ar": "all_reduce", "rs": "reduce_scatter", "ag": "all_gather"}
+_COUNTS = {"r": "ranks", "h": "hosts", "d": "devices_per_host", "g": "devices_per_node"}
+_SIZES = re.compile(r"s([0-9]+(?:\.[0-9]+)*)\Z")
+NETWORK_ACCEPTED = N_(
+    "the text /predict's link gives for an nccl-tests log (n1_car_r16_h2_d8_g8_u3.6e11_s8.26640.16.26700: "
+    "the collective, ranks, hosts, devices per host and per node, bus bandwidth, then each size in bytes "
+    "and its time in ns; at most %(most)s characters)"
+)
+
+
+def network_text(network: Network) -> str:
+    """The ``nccl_fit`` text of ``network``, read from one nccl-tests log: its run and what it found.
+
+    ValueError for a network that is not one log's (a profile, several runs): a link carries one log.
+    """
+    described = network.described or {}
+    if len(network.runs) != 1 or "busbw" not in described:
+        raise ValueError("a link carries what one nccl-tests log measured")
+    run = network.runs[0]
+    code = next(key for key, name in _COLLECTIVE_CODES.items() if name == run.collective)
+    counts = (run.ranks, run.hosts, run.devices_per_host, network.devices_per_node)
+    parts = [_NETWORK_VERSION, "c" + code, *(f"{k}{v}" for k, v in zip(_COUNTS, counts, strict=True))]
+    parts.append("u" + _number(described["busbw"]))
+    reduced = [t for t, link in (("i", network.intra), ("e", network.inter)) if link is not None and link.in_network]
+    parts += ["x" + tier for tier in reduced]
+    parts.append("s" + ".".join(f"{size}.{round(seconds * 1e9)}" for size, seconds in run.sizes))
+    return "_".join(parts)
+
+
+def read_network(text: str, field: str = "nccl_fit") -> Network:
+    """The network ``text`` (:func:`network_text`'s) carries, fitted as its log was; InvalidInput naming ``field``."""
+    from dpscale._files import excerpt
+    from dpscale.predict.network import from_run
+    from dpscale.records import MeasuredRun
+
+    def refused() -> InvalidInput:
+        return InvalidInput(field, excerpt(text), NETWORK_ACCEPTED, params={"most": MAX_NETWORK})
+
+    if not isinstance(text, str) or len(text) > MAX_NETWORK:
+        raise refused()
+    head, *parts = text.strip().split("_")
+    if head != _NETWORK_VERSION:
+        raise refused()
+    counts: dict[str, int] = {}
+    collective, busbw, sizes, reduced = None, None, None, set()
+    for part in parts:
+        letter, rest = part[:1], part[1:]
+        if letter == "c" and rest in _COLLECTIVE_CODES and collective is None:
+            collective = _COLLECTIVE_CODES[rest]
+        elif letter in _COUNTS and rest.isdigit() and letter not in counts and 1 <= int(rest) <= 10**7:
+            counts[letter] = int(rest)
+        elif letter == "u" and busbw is None and _PART.match(part):
+            try:
+                busbw = float(rest)
+            except ValueError:
+                raise refused() from None
+            if not (math.isfinite(busbw) and busbw > 0):
+                raise refused()
+        elif letter == "x" and rest in ("i", "e") and rest not in reduced:
+            reduced.add(rest)
+        elif (matched := _SIZES.match(part)) and sizes is None:
+            numbers = [int(n) for n in matched.group(1).split(".")]
+            if len(numbers) % 2 or any(n <= 0 for n in numbers):
+                raise refused()
+            sizes = tuple(zip(numbers[::2], [ns * 1e-9 for ns in numbers[1::2]], strict=True))
+            if any(a[0] >= b[0] for a, b in itertools.pairwise(sizes)):  # sizes increase
+                raise refused()
+        else:
+            raise refused()
+    if collective is None or busbw is None or sizes is None or len(counts) < len(_COUNTS):
+        raise refused()
+    ranks, hosts, per_host, per_node = (counts[k] for k in _COUNTS)
+    if hosts > ranks:
+        raise refused()
+    run = MeasuredRun(field, collective, ranks, hosts, per_host, sizes)
+    tiers = tuple(name for tier, name in (("i", "intra"), ("e", "inter")) if tier in reduced)
+    try:
+        return from_run(run, per_node, busbw, tiers, text)
+    except (InvalidInput, ValueError, ArithmeticError):  # a run the fit cannot take
+        raise refused() from None

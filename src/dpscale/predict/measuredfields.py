@@ -2,13 +2,14 @@
 
 Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`, in its order. ``traced`` is what a link from
 ``/explain`` carries of a run's traces (:mod:`dpscale.predict.linked`), read as ``--from-trace``'s
-traces are.
+traces are; ``nccl_fit`` what a link from ``/predict`` carries of an nccl-tests log, read as the log.
 """
 
 from __future__ import annotations
 
 from dpscale.errors import N_
 from dpscale.inputs import Input
+from dpscale.predict.linked import MAX_NETWORK, MAX_TRACED
 
 __all__ = ["MEASURED_INPUTS"]
 
@@ -33,6 +34,20 @@ MEASURED_INPUTS = (
         ),
     ),
     Input(
+        "nccl_fit",
+        "text",
+        "What an nccl-tests log measured, as /predict's link carries it (n1_car_r16_…): its run, fitted as the "
+        "log is; a log given too is read instead.",
+        edges=("page", "api"),
+        group="cluster",
+        label=N_("Measured by an nccl-tests log (from a link)"),
+        hint=N_(
+            "Filled in when a log is read: what it measured, short enough for the page's link, which carries "
+            "it in place of the log. Empty it to go back to the presets."
+        ),
+        most=MAX_NETWORK,
+    ),
+    Input(
         "from_trace",
         "path",
         "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
@@ -46,6 +61,7 @@ MEASURED_INPUTS = (
         "the step-time variation and the bandwidth share reached come from it, as with --from-trace.",
         edges=("page", "api"),
         group="advanced",
+        most=MAX_TRACED,
         label=N_("Measured by /explain (from its link)"),
         hint=N_(
             "Filled in by the link on /explain's results: the run's figures, as dpscale predict --from-trace "

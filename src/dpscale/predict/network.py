@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from dpscale.predict.job import Cluster
     from dpscale.records import MeasuredRun, ProbedLink
 
-__all__ = ["Network", "Settled", "assumed_free", "from_log", "given_back", "settle"]
+__all__ = ["Network", "Settled", "assumed_free", "from_log", "from_run", "given_back", "settle"]
 
 ASSUMED = "assumed"  # the node's links, where nothing measured them and nothing was typed: free, as fitted
 
@@ -66,9 +66,10 @@ def _own(fitted: dict[str, Any]) -> tuple[tuple[Collective, Link | None, Link | 
 def from_log(log: Log) -> Network:
     """The network ``log`` measured: its fitted tiers, its run, and a description of the run."""
     from dpscale.nccltests import import_logs
+    from dpscale.predict.linked import network_text
 
     profile = import_logs([log]).profile
-    described = {
+    described: dict[str, Any] = {
         "source": "nccl-tests log",
         "collective": log.collective,
         "ranks": log.ranks,
@@ -79,7 +80,7 @@ def from_log(log: Log) -> Network:
         "intra": None if profile.intra is None else profile.intra.to_dict(),
         "inter": None if profile.inter is None else profile.inter.to_dict(),
     }
-    return Network(
+    found = Network(
         _link(profile.intra),
         _link(profile.inter),
         profile.devices_per_node,
@@ -88,6 +89,32 @@ def from_log(log: Log) -> Network:
         "nccl-tests log",
         described,
     )
+    described["fit"] = network_text(found)  # what a link carries of it (nccl_fit)
+    return found
+
+
+def from_run(run: MeasuredRun, per_node: int, busbw: float, reduced: tuple[str, ...], text: str) -> Network:
+    """The network a link's ``nccl_fit`` carries (:func:`dpscale.predict.linked.read_network`): its log's
+    run, fitted as :func:`from_log` fits the log, said as the log is, and as carried by a link (``text``)."""
+    from dpscale.nccltests import fit_runs
+    from dpscale.nccltests.log import COLLECTIVES
+
+    fitted = fit_runs([run], reduced=reduced)
+    intra, inter = next(fitted[c] for c in COLLECTIVES if c in fitted)
+    described = {
+        "source": "nccl-tests log",
+        "collective": run.collective,
+        "ranks": run.ranks,
+        "hosts": run.hosts,
+        "devices_per_host": run.devices_per_host,
+        "device_name": None,
+        "busbw": busbw,
+        "intra": None if intra is None else intra.to_dict(),
+        "inter": None if inter is None else inter.to_dict(),
+        "fit": text,
+        "carried": True,  # read from the link's nccl_fit, not from a log sent with the request
+    }
+    return Network(_link(intra), _link(inter), per_node, _own(dict(fitted)), (run,), "nccl-tests log", described)
 
 
 def assumed_free() -> Link:
