@@ -36,6 +36,13 @@ def log_of(name: str) -> Any:
     return read_input(NCCL_LOG, (DATA / name).read_text(encoding="utf-8"), "en")
 
 
+def fit_of(name: str) -> str:
+    """The ``nccl_fit`` text of the log ``name``, as the prediction states it."""
+    described = from_log(log_of(name)).described
+    assert described is not None
+    return str(described["fit"])
+
+
 def efficiency(values: dict[str, Any]) -> np.ndarray:
     return np.asarray(PREDICT.build({**JOB, **values}).predict().efficiency)
 
@@ -44,7 +51,7 @@ def efficiency(values: dict[str, Any]) -> np.ndarray:
 def test_the_text_reads_back_to_the_network_the_log_gives(name: str) -> None:
     logged = from_log(log_of(name))
     text = network_text(logged)
-    assert text == logged.described["fit"]  # what the prediction states of the log carries it
+    assert text == fit_of(name)  # what the prediction states of the log carries it
     assert text.startswith("n1_c")
     assert len(text) < 500
     assert all(c.isalnum() or c in "._-" for c in text)  # nothing a URL escapes
@@ -78,7 +85,7 @@ def test_a_prediction_from_the_text_is_the_logs(name: str) -> None:
 
 def test_the_text_changes_the_prediction_and_a_log_given_too_wins() -> None:
     two_nodes = log_of("all_reduce_2nodes.txt")
-    one_node = from_log(log_of("all_reduce_1node.txt")).described["fit"]
+    one_node = fit_of("all_reduce_1node.txt")
     plain = efficiency({})
     logged = efficiency({"nccl_log": two_nodes})
     assert not np.allclose(plain, logged)
@@ -113,7 +120,7 @@ def test_a_bad_text_is_refused_naming_the_input_and_what_is_accepted(text: str) 
 
 def test_the_api_takes_it_in_a_query_and_refuses_a_bad_one_by_name() -> None:
     client = TestClient(create_app())
-    text = from_log(log_of("all_reduce_2nodes.txt")).described["fit"]
+    text = fit_of("all_reduce_2nodes.txt")
     body = dict(JOB.items())
     answer = client.get("/api/v1/predict", params={**body, "nccl_fit": text})
     assert answer.status_code == 200, answer.text[:300]
