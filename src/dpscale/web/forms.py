@@ -94,6 +94,7 @@ class Calculator:
     definition: Definition | None = None  # the core's definition the fields were made from
     posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
     costly: bool = True  # computes enough to be run off the event loop (False: a few multiplications)
+    carries: Callable[[Any], dict[str, str]] | None = None  # fields a result fills in for its link (nccl_fit)
 
     @property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -252,6 +253,8 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
                 errors[name] = _said(exc, lang, named=False)
             else:  # a rule across fields: on the first, naming the one at fault
                 errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
+    if result is not None and calc.carries is not None:  # what the link carries in place of posted data
+        values.update(calc.carries(result))
     return Form(lang, values, errors, result, readings, parsed)
 
 
@@ -287,6 +290,12 @@ def _predict(v: dict[str, Any]) -> PredictResult:
     v = {**v, **{tier: None for tier in ("intra", "inter") if v.get(f"{tier}_bandwidth") is not None}}
     request = PREDICT.build(v)
     return PredictResult(request.predict(), request.levers())
+
+
+def _carried(result: PredictResult) -> dict[str, str]:
+    """An nccl-tests log read: what it measured, in ``nccl_fit``, for the link that cannot carry the log."""
+    network = result.prediction.assumptions.get("network_profile")
+    return {"nccl_fit": network["fit"]} if network and network.get("fit") else {}
 
 
 # A header as a French spreadsheet may name its columns, read as the file format's English names.
@@ -356,6 +365,7 @@ CALCULATORS: dict[str, Calculator] = {
         aliases={"intra_bandwidth": "intra", "bandwidth": "intra_bandwidth"},
         definition=PREDICT,
         posted=True,  # an nccl-tests log is data, not a link: the short inputs stay in the URL
+        carries=_carried,  # and what the log measured (nccl_fit) with them
     ),
     "fit": Calculator(
         "fit",
