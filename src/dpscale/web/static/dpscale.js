@@ -118,6 +118,13 @@
         if (refused) refused.hidden = true;
         // The fragment holds the results, the worked example and every field's error, each by id.
         Array.prototype.forEach.call(doc.body.querySelectorAll(":scope > [id]"), function (el) { swap(doc, el.id); });
+        // A field the result fills in for the link (nccl_fit: what a log measured), then the URL with it.
+        var filled = false;
+        Array.prototype.forEach.call(document.querySelectorAll("#results [data-field]"), function (el) {
+          var input = form.elements.namedItem(el.getAttribute("data-field"));
+          if (input && input.value !== el.getAttribute("data-value")) { input.value = el.getAttribute("data-value"); filled = true; }
+        });
+        if (filled) history.replaceState(null, "", "?" + (posted || tooLong(params()) ? shortQuery(params()) : params().toString()));
         say();
         document.dispatchEvent(new CustomEvent("dpscale:updated"));
       })
