@@ -38,7 +38,7 @@ def log_of(name: str) -> Any:
 
 def fit_of(name: str) -> str:
     """The ``nccl_fit`` text of the log ``name``, as the prediction states it."""
-    described = from_log(log_of(name)).described
+    described = PREDICT.build({**JOB, "nccl_log": log_of(name)}).network
     assert described is not None
     return str(described["fit"])
 

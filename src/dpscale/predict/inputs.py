@@ -171,8 +171,10 @@ def build(values: Values) -> Request:
             log = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
             shown = f"{log.collective}, {log.ranks} ranks on {log.hosts} hosts"
             raise exc.as_given("nccl_log", shown) if exc.field == "import" else exc from None
+        from dpscale.predict.linked import network_text
+
         per_node = per_node or found.devices_per_node
-        described = found.described
+        described = {**(found.described or {}), "fit": network_text(found)}  # what a link carries of it
         settled = settle(found, intra, inter, typed, measured_wins=True)
     elif v["nccl_fit"] is not None:  # what a link carries of a log: its run, read as the log is (a log given wins)
         from dpscale.predict.linked import read_network

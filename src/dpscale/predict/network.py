@@ -66,7 +66,6 @@ def _own(fitted: dict[str, Any]) -> tuple[tuple[Collective, Link | None, Link | 
 def from_log(log: Log) -> Network:
     """The network ``log`` measured: its fitted tiers, its run, and a description of the run."""
     from dpscale.nccltests import import_logs
-    from dpscale.predict.linked import network_text
 
     profile = import_logs([log]).profile
     described: dict[str, Any] = {
@@ -80,7 +79,7 @@ def from_log(log: Log) -> Network:
         "intra": None if profile.intra is None else profile.intra.to_dict(),
         "inter": None if profile.inter is None else profile.inter.to_dict(),
     }
-    found = Network(
+    return Network(
         _link(profile.intra),
         _link(profile.inter),
         profile.devices_per_node,
@@ -89,8 +88,6 @@ def from_log(log: Log) -> Network:
         "nccl-tests log",
         described,
     )
-    described["fit"] = network_text(found)  # what a link carries of it (nccl_fit)
-    return found
 
 
 def from_run(run: MeasuredRun, per_node: int, busbw: float, reduced: tuple[str, ...], text: str) -> Network:
