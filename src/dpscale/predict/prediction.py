@@ -15,12 +15,10 @@ import numpy.typing as npt
 from dpscale._display import ShowsAsTable
 
 if TYPE_CHECKING:
-    from dpscale.i18n import Lang
     from dpscale.messages import Message
     from dpscale.predict.flops import Tokens
     from dpscale.predict.job import Cluster, Workload
     from dpscale.predict.sources import Source
-    from dpscale.predict.table import PredictionTable
 
 __all__ = ["Bottleneck", "Memory", "Prediction"]
 
@@ -86,13 +84,6 @@ class Prediction(ShowsAsTable):
     sources: tuple[tuple[str, Source], ...] = ()
     warnings: tuple[Message, ...] = ()  # what the inputs make unlikely, said in the table, the JSON and the page
     tokens: Tokens | None = None  # tokens per sample, FLOPs per token and peak (None: samples only)
-
-    def table(self, lang: Lang) -> PredictionTable:
-        """The table the terminal prints (:func:`dpscale.predict.table.prediction_table`), for a page's template,
-        which holds the result and not the report."""
-        from dpscale.predict.table import prediction_table
-
-        return prediction_table(self, lang)
 
     def source(self, term: str) -> Source | None:
         """Where ``term``'s figure came from (None: not said)."""

@@ -36,7 +36,7 @@ from dpscale.format import (
 )
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
-from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes
+from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes, prediction_table
 from dpscale.web import export
 from dpscale.web.chart_files import PHONE_WIDTH, chart_uri
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
@@ -111,6 +111,7 @@ def _helpers(chosen: Lang) -> dict[str, Any]:
         "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
         "prediction_notes": lambda p: prediction_notes(p, chosen),
         "levers_title": lambda p: levers_title(p, chosen),
+        "prediction_table": lambda p: prediction_table(p, chosen),  # the rows the terminal prints
         "points": lambda x: format_points(x, chosen),
         "estimate": lambda x, err: format_estimate(x, err, chosen),
         "r2": lambda x: format_r2(x, chosen),
