@@ -212,19 +212,19 @@ def render_fragment(calc: Calculator, request: Request, posted: Mapping[str, str
 # The GET ones are plain Starlette routes: FastAPI's parameter machinery would cost more than the page.
 
 
-def page(calc: Calculator, request: Request) -> HTMLResponse:
+def _page(calc: Calculator, request: Request) -> HTMLResponse:
     return render_page(calc, request)
 
 
-def fragment(calc: Calculator, request: Request) -> HTMLResponse:
+def _fragment(calc: Calculator, request: Request) -> HTMLResponse:
     return render_fragment(calc, request)
 
 
-async def page_here(calc: Calculator, request: Request) -> HTMLResponse:
+async def _page_here(calc: Calculator, request: Request) -> HTMLResponse:
     return render_page(calc, request)
 
 
-async def fragment_here(calc: Calculator, request: Request) -> HTMLResponse:
+async def _fragment_here(calc: Calculator, request: Request) -> HTMLResponse:
     return render_fragment(calc, request)
 
 
@@ -247,8 +247,8 @@ def page_router() -> APIRouter:
     """The pages, fragments, charts and the API's docs page (called by ``create_app()``)."""
     router = APIRouter(include_in_schema=False)
     for calc in CALCULATORS.values():
-        shown = functools.partial(page if calc.costly else page_here, calc)
-        swapped = functools.partial(fragment if calc.costly else fragment_here, calc)
+        shown = functools.partial(_page if calc.costly else _page_here, calc)
+        swapped = functools.partial(_fragment if calc.costly else _fragment_here, calc)
         router.add_route(calc.path, shown, methods=["GET"], name=calc.name, include_in_schema=False)
         router.add_route(f"/fragment/{calc.name}", swapped, methods=["GET"], include_in_schema=False)
         router.add_api_route(calc.path, _posted_page(calc), methods=["POST"], response_class=HTMLResponse)
