@@ -19,9 +19,19 @@ NCCL = Path(__file__).resolve().parents[1] / "data" / "nccl"
 LLAMA = "devices=8,64&per_device_throughput=3&batch=4&params=8B&intra=nvlink4&inter=ib-ndr&param_bytes=2"
 
 
-def memory_cells(page: Any) -> list[str]:
-    return page.eval_on_selector_all(
-        "#predictions tbody tr", "rows => rows.map(r => r.cells[r.cells.length - 1].textContent.trim())"
+MEMORY = {"fr": "Mémoire par appareil", "en": "Memory per device"}
+
+
+def memory_cells(page: Any, lang: str) -> list[str]:
+    """The memory column's cells, found by its title (the table is the terminal's: not the last column)."""
+    return page.evaluate(
+        """title => {
+          const heads = [...document.querySelectorAll('#predictions thead tr:first-child th')];
+          const i = heads.findIndex(th => th.textContent.trim() === title);
+          if (i < 0) throw new Error('no column ' + title);
+          return [...document.querySelectorAll('#predictions tbody tr')].map(r => r.cells[i].textContent.trim());
+        }""",
+        MEMORY[lang],
     )
 
 
@@ -34,7 +44,7 @@ def test_a_links_strategy_shows_and_survives_the_first_edit(
     page = new_page(browser, viewport={"width": 1280, "height": 900})
     page.goto(f"{server}/predict?{LLAMA}&sharding={given}&lang={lang}")
     assert page.locator("#sharding").input_value() == meant
-    memory = memory_cells(page)
+    memory = memory_cells(page, lang)
     throughput = page.locator("#predictions tbody tr td:nth-child(3)").first.inner_text()
     page.fill("#per_device_throughput", "4")  # an edit elsewhere: the form sends the menu as shown
     page.wait_for_function(
@@ -42,7 +52,7 @@ def test_a_links_strategy_shows_and_survives_the_first_edit(
         arg=throughput,
     )
     assert f"sharding={meant}" in page.url
-    assert memory_cells(page) == memory  # the same strategy: the same memory per device
+    assert memory_cells(page, lang) == memory  # the same strategy: the same memory per device
     assert page.errors == []
 
 

@@ -35,7 +35,10 @@ def posted(files: list[Path]) -> list[tuple[str, tuple[str, bytes, str]]]:
 def cells(page: str, table: str) -> list[list[str]]:
     body = page.split(f'id="{table}"', 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body.split("<tbody>", 1)[1], flags=re.S)
-    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)] for row in rows]
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+        for row in rows
+    ]
 
 
 @pytest.mark.parametrize(
