@@ -96,6 +96,25 @@
     return all.toString().length > maxQuery - 64;
   }
 
+  // Fields a result fills in for the link (nccl_fit: what a log measured), each said by an element of the
+  // results: the field (data-field), its value (data-value) and the field it stands for (data-from, the log).
+  function carriers() {
+    return Array.prototype.slice.call(document.querySelectorAll("#results [data-field]"));
+  }
+  // Whether a carrier's field still holds what the result gave it (not what the user typed since).
+  function holds(el) {
+    var input = form.elements.namedItem(el.getAttribute("data-field"));
+    return input && input.value === el.getAttribute("data-value") ? input : null;
+  }
+  // A field emptied (the log) empties the one filled from it (nccl_fit), so the result no longer rests on it.
+  function emptied(field) {
+    if (!field || !field.name || field.value.trim() !== "") return;
+    carriers().forEach(function (el) {
+      var input = el.getAttribute("data-from") === field.name ? holds(el) : null;
+      if (input) input.value = "";
+    });
+  }
+
   function update() {
     var all = params();
     var post = posted || tooLong(all);
@@ -120,7 +139,7 @@
         Array.prototype.forEach.call(doc.body.querySelectorAll(":scope > [id]"), function (el) { swap(doc, el.id); });
         // A field the result fills in for the link (nccl_fit: what a log measured), then the URL with it.
         var filled = false;
-        Array.prototype.forEach.call(document.querySelectorAll("#results [data-field]"), function (el) {
+        carriers().forEach(function (el) {
           var input = form.elements.namedItem(el.getAttribute("data-field"));
           if (input && input.value !== el.getAttribute("data-value")) { input.value = el.getAttribute("data-value"); filled = true; }
         });
@@ -131,11 +150,13 @@
       .catch(function (err) { if (err.name !== "AbortError") refuse(form.getAttribute("data-failed")); });
   }
 
-  form.addEventListener("change", function () {
+  form.addEventListener("change", function (event) {
+    emptied(event.target);
     clearTimeout(timer);
     timer = setTimeout(update, 120);
   });
-  form.addEventListener("input", function () {
+  form.addEventListener("input", function (event) {
+    emptied(event.target);
     clearTimeout(timer);
     timer = setTimeout(update, 120);
   });
@@ -166,6 +187,9 @@
       var all = params();
       all.set("lang", switcher.getAttribute("hreflang"));
       all.set("from", document.documentElement.lang);  // numbers are rewritten for the new language
+      if (all.toString().length > maxQuery) {  // a log whose run a field carries: the link carries that field
+        carriers().forEach(function (el) { if (el.getAttribute("data-from") && holds(el)) all.delete(el.getAttribute("data-from")); });
+      }
       if (all.toString().length > maxQuery) {  // too long for a link: posted to the other language
         event.preventDefault();
         var carrier = document.createElement("form");
