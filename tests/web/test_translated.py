@@ -48,3 +48,16 @@ def test_the_formulas_name_their_quantities_in_french(path: str, words: list[str
     texts = re.findall(r"<mtext>([^<]*)</mtext>", formula)
     assert set(words) <= set(texts), texts
     assert not {"cost", "energy", "step", "bubble", "exposed"} & set(texts)
+
+
+def test_french_menus_name_the_link_presets_in_french() -> None:
+    """presets.toml's descriptions reach the catalog (babel.cfg's extractor), so French menus say
+    "via NVSwitch … liens" and the bandwidth hint writes Go/s, as French writes bytes."""
+    client = TestClient(create_app())
+    french = html.unescape(client.get("/predict", params={"lang": "fr"}).text)
+    english = html.unescape(client.get("/predict", params={"lang": "en"}).text)
+    assert "NVLink 4 through NVSwitch (H100 SXM5), 18 links" in english
+    assert "NVLink 4 via NVSwitch (H100 SXM5), 18 liens" in french
+    assert "through NVSwitch" not in french
+    assert "Par exemple 300 Go/s." in french
+    assert "Groupe de partitionnement du mode hybride" in french
