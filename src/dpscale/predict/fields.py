@@ -155,7 +155,7 @@ PREDICT_INPUTS = (
     Input(
         "per_device_throughput",
         "number",
-        "v: one device's throughput alone, samples/s (or give --measured).",
+        "v: one device's throughput alone, samples/s (or give --measured, or --mfu for a model never run).",
         low=1e-6,
         high=1e12,
         option="--per-device",

@@ -15,8 +15,13 @@ activations are not counted: that is the model's FLOPs, not the hardware's.
 
     MFU(n) = A(n)·S·F / (n·P)
 
-with P one device's dense peak (:mod:`dpscale.predict.peaks`). Plain numbers and arrays in and
-out; no numpy import, no I/O.
+with P one device's dense peak (:mod:`dpscale.predict.peaks`). For a model that has never run,
+one device's throughput alone may be given as its MFU instead, and read back from it:
+
+    v = MFU·P / (F·S)  samples/s
+
+so that the prediction's MFU on one device is the one given. Plain numbers and arrays in and out;
+no numpy import, no I/O.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["FORMULA", "Tokens", "flops_per_token", "model_flops_utilization"]
+__all__ = ["FORMULA", "FROM_MFU", "Tokens", "flops_per_token", "model_flops_utilization", "throughput_from_mfu"]
 
 FORMULA = "6N + 12·L·H·S (Kaplan et al. 2020; PaLM, Chowdhery et al. 2022, appendix B)"
 FORMULA_PARAMETERS_ONLY = "6N (Kaplan et al. 2020): the attention term needs layers and hidden"
+FROM_MFU = "MFU × peak FLOP/s ÷ (FLOPs per token × tokens per sample)"
 
 T = TypeVar("T")
 
@@ -45,11 +51,17 @@ def model_flops_utilization(tokens_per_second: T, flops: float, devices: Any, pe
     return tokens_per_second * flops / (devices * peak)  # type: ignore[no-any-return,operator]
 
 
+def throughput_from_mfu(mfu: float, peak: float, flops: float, per_sample: float) -> float:
+    """v = MFU·P / (F·S): one device's samples/s alone at utilization ``mfu`` of its peak ``peak``."""
+    return mfu * peak / (flops * per_sample)
+
+
 @dataclass(frozen=True)
 class Tokens:
     """What turns samples into tokens and FLOPs: S tokens per sample, F FLOPs per token, P the peak.
 
     ``flops`` and ``peak`` None: no MFU (tokens/s only). ``device``: the preset the peak came from.
+    ``mfu``: the MFU one device's throughput alone was derived from (None: the throughput was given).
     """
 
     per_sample: float
@@ -58,6 +70,7 @@ class Tokens:
     formula: str | None = None  # how F was found: FORMULA, FORMULA_PARAMETERS_ONLY or "given"
     device: str | None = None
     source: str | None = None  # where the device's peak is stated
+    mfu: float | None = None  # one device's MFU alone, given in place of its throughput
 
     @property
     def has_mfu(self) -> bool:
@@ -72,4 +85,10 @@ class Tokens:
             out |= {"peak_flops": self.peak, "peak_device": self.device, "peak_source": self.source}
         if self.has_mfu:
             out["mfu_formula"] = "tokens/s × FLOPs per token ÷ (devices × peak FLOP/s)"
+        if self.mfu is not None and self.flops is not None and self.peak is not None:
+            out |= {
+                "per_device_throughput_from_mfu": self.mfu,
+                "per_device_throughput_formula": FROM_MFU,
+                "per_device_throughput": throughput_from_mfu(self.mfu, self.peak, self.flops, self.per_sample),
+            }
         return out

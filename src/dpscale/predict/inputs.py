@@ -48,6 +48,11 @@ class Request:
     network: dict[str, Any] | None = None  # the nccl-tests log the links came from, as the assumptions state it
     tokens: Tokens | None = None  # the sequence length, FLOPs per token and peak: tokens/s and MFU
 
+    @property
+    def from_mfu(self) -> bool:
+        """Whether one device's throughput was derived from an MFU given (``tokens.mfu``), not given itself."""
+        return self.tokens is not None and self.tokens.mfu is not None
+
     def predict(self) -> Prediction:
         from dataclasses import replace
 
@@ -72,6 +77,11 @@ class Request:
             )
         if self.network is not None:
             found = replace(found, assumptions={**found.assumptions, "network_profile": self.network})
+        if self.from_mfu:  # one device's throughput derived from an MFU: the compute is assumed, not measured
+            from dpscale.predict.sources import speed
+
+            derived = {**dict(found.sources), "compute": speed(known=True, from_mfu=True)}
+            found = replace(found, sources=tuple(derived.items()))
         if self.tokens is not None:
             found = replace(
                 found, tokens=self.tokens, assumptions={**found.assumptions, "tokens": self.tokens.to_dict()}
@@ -118,7 +128,7 @@ class Request:
         else:
             cluster, reference, estimate = self.cluster, self.reference, True
             names, learned = tuple(uncertainty.unknowns(self.cluster, jitter_known=self.jitter_known)), ()
-        speed: sources.Source = "measured" if self.speed_known else "fitted"
+        speed = sources.speed(known=self.speed_known, from_mfu=self.from_mfu)
         said = sources.of(max(self.devices), self.workload, self.cluster, speed=speed, unknowns=names, learned=learned)
         return levers.levers(
             list(self.devices),
@@ -201,7 +211,8 @@ def build(values: Values) -> Request:
             "intra_bandwidth", "a bandwidth inside a node (such as 300GB/s) or a preset (such as nvlink3)"
         )
     measured = tuple(model.Reference(*pair) for pair in v["measured"] or ())
-    speed = v["per_device_throughput"]
+    tokens = _tokens(v)
+    speed = v["per_device_throughput"] if tokens is None else v["per_device_throughput"] or _from_mfu(tokens)
     if speed is None:
         if measured:
             first = min(measured, key=lambda m: m.devices)
@@ -251,7 +262,7 @@ def build(values: Values) -> Request:
 
         cluster = given_back(cluster, settled.runs, settled.source)
     traced = None
-    speed_known = v["per_device_throughput"] is not None
+    speed_known = v["per_device_throughput"] is not None or v["mfu"] is not None
     # the run's traces (--from-trace), or what a link from /explain carries of them (traced)
     from_run = (run.calibration, run.ranks, None) if run is not None else None
     taken = from_run or (None if carried is None else (carried.calibration, (), carried.split))
@@ -274,7 +285,7 @@ def build(values: Values) -> Request:
         speed_known=speed_known,
         jitter_known=jitter_known,
         network=described,
-        tokens=_tokens(v),
+        tokens=tokens,
     )
 
 
@@ -283,10 +294,13 @@ def _tokens(v: Values) -> Tokens | None:
     from dpscale.predict.flops import FORMULA, FORMULA_PARAMETERS_ONLY, Tokens, flops_per_token
     from dpscale.predict.peaks import read_peak
 
+    if v["mfu"] is not None and v["per_device_throughput"] is not None:
+        raise InvalidInput("mfu", v["mfu"], N_("either the per-device throughput or an MFU, not both"))
     peak = None if v["peak_flops"] is None else read_peak(v["peak_flops"])
     sequence = v["tokens_per_sample"]
     if sequence is None:
-        given = next((name for name in ("peak_flops", "flops_per_token", "hidden") if v[name] is not None), None)
+        names = ("mfu", "peak_flops", "flops_per_token", "hidden")
+        given = next((name for name in names if v[name] is not None), None)
         if given is not None:
             raise MissingInput(
                 "tokens_per_sample",
@@ -304,8 +318,34 @@ def _tokens(v: Values) -> Tokens | None:
         flops = flops_per_token(v["params"], layers=v["layers"], width=v["hidden"], sequence=sequence)
         formula = FORMULA if v["hidden"] is not None else FORMULA_PARAMETERS_ONLY
     if peak is None:
+        if v["mfu"] is not None:
+            raise MissingInput(
+                "peak_flops", N_("one device's peak (989TFLOP/s, or a device: h100-sxm), which the MFU needs")
+            )
         return Tokens(float(sequence))
-    return Tokens(float(sequence), flops, peak.flops, formula, peak.device, peak.source)
+    return Tokens(float(sequence), flops, peak.flops, formula, peak.device, peak.source, v["mfu"])
+
+
+def _from_mfu(tokens: Tokens) -> float | None:
+    """One device's throughput alone from its MFU, v = MFU·P / (F·S), held to a throughput's bounds (None: no MFU)."""
+    from dpscale.predict.flops import throughput_from_mfu
+
+    if tokens.mfu is None or tokens.peak is None or tokens.flops is None:
+        return None
+    speed = throughput_from_mfu(tokens.mfu, tokens.peak, tokens.flops, tokens.per_sample)
+    given = PREDICT.get("per_device_throughput")
+    try:
+        return speed if given is None else float(given.check(speed))
+    except InvalidInput as exc:
+        raise InvalidInput(
+            "mfu",
+            tokens.mfu,
+            N_(
+                "an MFU whose throughput, MFU × peak ÷ (FLOPs per token × tokens per sample), is %(bounds)s "
+                "samples/s; this one gives %(v)s"
+            ),
+            params={"bounds": exc.expected, "v": f"{speed:.3g}"},
+        ) from None
 
 
 PREDICT = Definition(

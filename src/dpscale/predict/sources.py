@@ -5,7 +5,8 @@ each of compute, exposed communication, straggler wait and input wait says its s
 bottleneck and the levers rank what was measured ahead of what was assumed.
 
 - ``assumed``: a default or a prior's median (a preset's links at the assumed share of their
-  bandwidth, a variation of 2 %, an input pipeline that keeps up);
+  bandwidth, a variation of 2 %, an input pipeline that keeps up), or one device's throughput
+  derived from an MFU given for a model that has never run (:func:`speed`);
 - ``measured``: given by the user as measured (one device's throughput alone, a variation, an
   input rate, a network profile's probe);
 - ``fitted``: calibrated on the cluster's measured throughputs (``--measured``);
@@ -21,13 +22,21 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from dpscale.predict.job import Cluster, Workload
 
-__all__ = ["ASSUMED", "SOURCES", "TERMS", "Source", "of"]
+__all__ = ["ASSUMED", "SOURCES", "TERMS", "Source", "of", "speed"]
 
 Source = Literal["assumed", "measured", "fitted", "log", "trace"]
 SOURCES: tuple[Source, ...] = ("assumed", "measured", "fitted", "log", "trace")
 ASSUMED: Source = "assumed"
 TERMS = ("compute", "exposed_communication", "straggler_wait", "input_wait")
 _NETWORK: dict[str, Source] = {"nccl-tests log": "log", "probe": "measured"}  # a tier's source as job.py names it
+
+
+def speed(*, known: bool, from_mfu: bool = False) -> Source:
+    """Where one device's throughput (the compute term) came from: ``assumed`` when derived from an MFU
+    (a utilization expected, not a throughput measured), ``measured`` when given, else ``fitted``."""
+    if from_mfu:
+        return ASSUMED
+    return "measured" if known else "fitted"
 
 
 def of(

@@ -20,7 +20,7 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import Lang, translation
-from dpscale.predict.wording import bound_by, source_name
+from dpscale.predict.wording import bound_by, scaled, source_name
 
 if TYPE_CHECKING:
     from dpscale.predict.prediction import Prediction
@@ -142,17 +142,9 @@ def prediction_legend(p: Prediction, lang: Lang) -> list[str]:
         if t.flops is not None and t.peak is not None:
             lines.append(
                 _("MFU: tokens/s × %(flops)sFLOP per token ÷ (devices × %(peak)sFLOP/s).")
-                % {"flops": _scaled(t.flops, lang), "peak": _scaled(t.peak, lang)}
+                % {"flops": scaled(t.flops, lang), "peak": scaled(t.peak, lang)}
             )
     return lines
-
-
-def _scaled(x: float, lang: Lang) -> str:
-    """``60.9 G``, ``989 T``: a count of FLOPs with its SI prefix, three significant digits."""
-    for prefix, size in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
-        if x >= size:
-            return f"{format_number(x / size, lang, decimals=max(0, 2 - int(math.log10(x / size))))}\u00a0{prefix}"
-    return f"{format_number(x, lang, decimals=0)}\u00a0"
 
 
 def levers_title(p: Prediction, lang: Lang) -> str:

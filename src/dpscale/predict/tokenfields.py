@@ -1,4 +1,5 @@
-"""The inputs that turn ``predict``'s samples into tokens and FLOPs: the sequence length, the peak, F.
+"""The inputs that turn ``predict``'s samples into tokens and FLOPs: the sequence length, the peak, F,
+and one device's MFU, given in place of its throughput for a model that has never run.
 
 Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`; the formulas are :mod:`dpscale.predict.flops`'s.
 """
@@ -8,7 +9,19 @@ from __future__ import annotations
 from dpscale.errors import N_
 from dpscale.inputs import Input
 
-__all__ = ["TOKEN_INPUTS"]
+__all__ = ["MFU", "TOKEN_INPUTS"]
+
+# One device's MFU alone, in place of its samples/s: v = MFU x peak / (FLOPs per token x tokens per sample).
+MFU = Input(
+    "mfu",
+    "fraction",
+    "One device's MFU alone, 40% or 0.4, in place of its throughput (--per-device) for a model that has never "
+    "run: v = MFU x peak / (FLOPs per token x tokens per sample); needs --tokens-per-sample and --peak-flops.",
+    low=1e-6,
+    high=1,
+    group="tokens",
+    label=N_("Or the MFU of one device alone, in place of its throughput"),
+)
 
 TOKEN_INPUTS = (
     Input(
@@ -50,4 +63,5 @@ TOKEN_INPUTS = (
         group="tokens",
         label=N_("Attention width (heads × head size)"),
     ),
+    MFU,
 )

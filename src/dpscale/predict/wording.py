@@ -7,6 +7,7 @@ the values arrive computed by the core.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from dpscale.format import format_milliseconds, format_number, format_percent
@@ -22,7 +23,9 @@ __all__ = [
     "lever_line",
     "lever_text",
     "levers_note",
+    "mfu_line",
     "prediction_notes",
+    "scaled",
     "source_name",
     "trace_line",
     "warning_lines",
@@ -184,6 +187,32 @@ def trace_line(p: Prediction, lang: Lang) -> str | None:
     return _("%(head)s: %(found)s.") % {"head": head, "found": ", ".join(parts)} if parts else f"{head}."
 
 
+def scaled(x: float, lang: Lang) -> str:
+    """``60.9 G``, ``989 T``: a count of FLOPs with its SI prefix, three significant digits."""
+    for prefix, size in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if x >= size:
+            return f"{format_number(x / size, lang, decimals=max(0, 2 - int(math.log10(x / size))))}\u00a0{prefix}"
+    return f"{format_number(x, lang, decimals=0)}\u00a0"
+
+
+def mfu_line(p: Prediction, lang: Lang) -> str | None:
+    """Where one device's throughput came from when an MFU was given in its place (None: it was not)."""
+    t = p.tokens
+    if t is None or t.mfu is None or t.flops is None or t.peak is None:
+        return None
+    return translation(lang).gettext(
+        "One device's throughput alone, %(v)s samples/s, is derived from an MFU of %(mfu)s: %(mfu)s × "
+        "%(peak)sFLOP/s ÷ (%(flops)sFLOP per token × %(tokens)s tokens per sample). The compute is therefore "
+        "assumed, not measured."
+    ) % {
+        "v": format_number(p.workload.per_device_throughput, lang, decimals=3),
+        "mfu": format_percent(t.mfu, lang),
+        "peak": scaled(t.peak, lang),
+        "flops": scaled(t.flops, lang),
+        "tokens": format_number(t.per_sample, lang),
+    }
+
+
 def warning_lines(p: Prediction, lang: Lang) -> list[str]:
     """The prediction's warnings, in the user's language."""
     return [warning.localized(lang) for warning in p.warnings]
@@ -209,7 +238,7 @@ def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
         notes.append(
             _("E relative to the measurement on %(n)s devices.") % {"n": format_number(p.reference_devices, lang)}
         )
-    for line in (calibration_line(p, lang), trace_line(p, lang)):
+    for line in (mfu_line(p, lang), calibration_line(p, lang), trace_line(p, lang)):
         if line:
             notes.append(line)
     from dpscale.predict.job import measured_notes  # numpy: only once a prediction exists
