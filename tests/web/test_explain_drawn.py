@@ -58,10 +58,16 @@ def test_the_results_come_in_the_other_language_too(
     assert f'<th scope="col">{header}</th>' in copy.group(1)
     assert len(cells(copy.group(1), "ranks")) == len(cells(page, "ranks")) == 3
     assert "<svg" not in copy.group(1)  # the script draws the other language's timeline itself
-    data = re.search(r"""<div id="timeline-data" data-drawing='([^']*)' hidden>""", page)
+    data = re.search(r"""<div id="timeline-data" data-drawing='([^']*)'[^>]* hidden>""", page)
     assert data is not None
     drawing = json.loads(unescape(data.group(1)))
     assert [r["rank"] for r in drawing["ranks"]] == [0, 1, 2]
+    # The link to /predict is in both copies (issue 27): the same figures, each in its own language.
+    links = [re.findall(r'<p class="next" id="to-predict"><a href="([^"]*)"', text) for text in (page, copy.group(1))]
+    assert [len(found) for found in links] == [2, 1]  # the page's (its copy in the template counted too)
+    mine, theirs = unescape(links[0][0]), unescape(links[1][0])
+    assert mine.startswith(f"/predict?lang={lang}&traced=t1_")
+    assert theirs == mine.replace(f"lang={lang}", f"lang={other}")
 
 
 def test_the_empty_page_has_nothing_to_keep(client: TestClient) -> None:

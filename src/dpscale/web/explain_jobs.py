@@ -16,6 +16,11 @@ Jobs are kept apart from the rest of the server, so that predictions and pages a
   whatever they hold;
 - a job is stopped (its process killed, all it held given back) when its client leaves, and
   when :data:`EXPLAIN_SECONDS` have passed since its files arrived, answered 503.
+
+What the page's jobs found (the result, never the files) is then :class:`Kept` a while under an
+unguessable token, which the page's address and its language link carry, so that a browser without
+JavaScript sees the same results in the other language: for :data:`KEPT_SECONDS`, at most
+:data:`KEPT_MOST` results and :data:`KEPT_BYTES` bytes of them at once (the oldest give way).
 """
 
 from __future__ import annotations
@@ -25,9 +30,13 @@ import collections
 import contextlib
 import multiprocessing
 import pickle
+import re
+import secrets
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, ClassVar
 
@@ -43,9 +52,15 @@ __all__ = [
     "EXPLAIN_JOBS",
     "EXPLAIN_SECONDS",
     "EXPLAIN_WAITING",
+    "KEPT_BYTES",
+    "KEPT_MOST",
+    "KEPT_ONE",
+    "KEPT_SECONDS",
     "RETRY_SECONDS",
+    "RESULT_PATTERN",
     "Gone",
     "Jobs",
+    "Kept",
     "Refused",
     "explain_uploads",
     "explained",
@@ -54,6 +69,11 @@ EXPLAIN_JOBS = 2  # jobs run at once, a process each: a small server's two cores
 EXPLAIN_WAITING = 6  # more jobs arriving or waiting their turn: 8 uploads of at most 64 MiB spooled at once
 EXPLAIN_SECONDS = 60.0  # from a job's files being whole to its answer: 1 GiB of JSON (its budget) reads in ~15 s
 RETRY_SECONDS = 10  # what a client refused for want of room is told to wait (Retry-After): a job takes seconds
+KEPT_SECONDS = 1800.0  # how long a result the page explained is kept: a session's reloads and language switches
+KEPT_MOST = 64  # results kept at once
+KEPT_BYTES = 32 << 20  # bytes of results kept at once (pickled): a few ranks' result takes some kB
+KEPT_ONE = 8 << 20  # bytes one result may take to be kept (thousands of ranks, or of steps, take MBs)
+RESULT_PATTERN = r"[A-Za-z0-9_-]{32}"  # how a kept result is named: secrets.token_urlsafe(24), 192 random bits
 _NICE = 10  # a job's priority below the server's: the pages preempt it
 _POLL = 0.05  # seconds between two looks at whether a waiting job's turn has come
 _COPY = 1 << 20  # bytes copied at a time from an upload to the file the core reads
@@ -288,3 +308,65 @@ async def explained(request: Request, jobs: Jobs) -> tuple[Any, list[Any]]:
         if running:
             jobs.done()
         jobs.leave()
+
+
+class Kept:
+    """Results the page explained, each kept under an unguessable token for :data:`KEPT_SECONDS` from its
+    keeping, at most :data:`KEPT_MOST` of them and :data:`KEPT_BYTES` bytes at once (the oldest give way
+    to a new one), none of over :data:`KEPT_ONE` bytes. ``clock`` (seconds) is the time the store goes by.
+
+    A result is held pickled: what it weighs is known exactly, and it is read back as a copy of its own.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        seconds: float = KEPT_SECONDS,
+        most: int = KEPT_MOST,
+        size: int = KEPT_BYTES,
+        one: int = KEPT_ONE,
+    ) -> None:
+        self.clock = clock
+        self.seconds, self.most, self.size, self.one = seconds, most, size, one
+        self.lock = threading.Lock()
+        self.results: collections.OrderedDict[str, tuple[float, bytes]] = collections.OrderedDict()  # oldest first
+        self.held = 0  # bytes
+
+    @staticmethod
+    def well_formed(token: str) -> bool:
+        """Whether ``token`` is written as this store writes its tokens (whether or not it keeps one)."""
+        return len(token) == 32 and re.fullmatch(RESULT_PATTERN, token) is not None
+
+    def keep(self, found: Any, drawings: list[Any]) -> str | None:
+        """The token ``found`` and its ``drawings`` are kept under; None when they weigh too much to keep."""
+        data = pickle.dumps((found, drawings), protocol=pickle.HIGHEST_PROTOCOL)
+        if len(data) > min(self.one, self.size):
+            return None
+        token = secrets.token_urlsafe(24)
+        with self.lock:
+            now = self.clock()
+            self._expire(now)
+            while self.results and (len(self.results) >= self.most or self.held + len(data) > self.size):
+                self._drop()
+            self.results[token] = (now + self.seconds, data)
+            self.held += len(data)
+        return token
+
+    def get(self, token: str) -> tuple[Any, list[Any]] | None:
+        """The result and drawings kept under ``token``; None when none is (never was, or no longer)."""
+        with self.lock:
+            self._expire(self.clock())
+            entry = self.results.get(token)
+        if entry is None:
+            return None
+        found, drawings = pickle.loads(entry[1])  # noqa: S301 (pickled by keep(), never sent by a client)
+        return found, drawings
+
+    def _expire(self, now: float) -> None:
+        while self.results and next(iter(self.results.values()))[0] <= now:  # kept in order, for as long each
+            self._drop()
+
+    def _drop(self) -> None:
+        _, (_, data) = self.results.popitem(last=False)
+        self.held -= len(data)

@@ -5,14 +5,21 @@ mirrors the core's rules; tests/browser/test_explain_page.py checks they agree).
 without JavaScript, the files are posted: ``POST /explain`` answers the page with the results,
 ``POST /api/v1/explain`` the JSON of ``dpscale explain --json``. An upload is a job, run apart from
 the rest of the server (:mod:`dpscale.web.explain_jobs`).
+
+What a posted upload found is kept a while (:class:`~dpscale.web.explain_jobs.Kept`, the result and
+not the files) and the post answered with a redirect to ``/explain?lang=…&result=TOKEN``, whose
+language link carries the token too: without JavaScript, the results survive a reload and the
+language switch. ``GET /api/v1/explain?result=TOKEN`` answers the same result's JSON.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from dpscale._version import __version__
@@ -25,8 +32,11 @@ from dpscale.web.explain_jobs import (
     EXPLAIN_JOBS,
     EXPLAIN_SECONDS,
     EXPLAIN_WAITING,
+    KEPT_SECONDS,
+    RESULT_PATTERN,
     Gone,
     Jobs,
+    Kept,
     Refused,
     explained,
 )
@@ -35,7 +45,7 @@ from dpscale.web.schemas import ErrorsOut
 from dpscale.web.security import MAX_UPLOAD, UPLOAD_SECONDS
 from dpscale.web.templating import environment
 
-__all__ = ["LOCAL_MOST", "explain_router"]
+__all__ = ["LOCAL_MOST", "explain_router", "kept_results"]
 
 LOCAL_MOST = 500_000_000  # characters of JSON per file that a browser reads (its longest string is about 2**29)
 _TRACES_BODY = {
@@ -133,6 +143,25 @@ def _view(found: Any, lang: Lang) -> dict[str, Any]:
     }
 
 
+def kept_results(request: Request) -> Kept:
+    """The results this application keeps (a dependency: a test may hand the routes a store of its own)."""
+    state = request.app.state
+    with _KEPT_LOCK:
+        if getattr(state, "explain_kept", None) is None:
+            state.explain_kept = Kept()
+        kept: Kept = state.explain_kept
+    return kept
+
+
+_KEPT_LOCK = threading.Lock()
+_Results = Annotated[Kept, Depends(kept_results)]
+_KEPT_MINUTES = int(KEPT_SECONDS // 60)
+_NOT_KEPT = (
+    "no results are kept under this token: the server keeps a result %(minutes)s minutes after it explains the files"
+)
+_PRIVATE = {"cache-control": "no-store"}  # one user's results, under an address of their own: no cache keeps them
+
+
 def explain_router() -> APIRouter:
     """The page (GET and POST) and the JSON API of /explain."""
     router = APIRouter()
@@ -146,15 +175,22 @@ def explain_router() -> APIRouter:
         drawings: Any = (),
         status: int = 422,
         headers: dict[str, str] | None = None,
+        token: str | None = None,
+        notice: bool = False,
     ) -> HTMLResponse:
+        """The page; with ``found``, its results, kept under ``token`` (None: too large to keep); ``notice``:
+        the address named results no longer kept (``status`` then)."""
         chosen = choose_lang(request, lang or request.query_params.get("lang"))
         other: Lang = "en" if chosen == "fr" else "fr"
         slowest = next((i for i, r in enumerate(found.ranks) if r.rank == found.slowest_rank), 0) if found else 0
+        traced = traced_text(found) if found else None  # the link to /predict: its figures, as text
+        kept = {"minutes": _KEPT_MINUTES, "token": token}
+        switch = f"?lang={other}" + (f"&result={token}" if token else "")  # the same results in the other language
         variables = {
             "lang": chosen,
             "other_lang": other,
             "calc": {"name": "explain"},
-            "slot": lambda name: f"?lang={other}",
+            "slot": lambda name: switch,
             "version": __version__,
             "words": _words(chosen),
             "local_most": LOCAL_MOST,
@@ -162,7 +198,9 @@ def explain_router() -> APIRouter:
             "max_upload_mib": MAX_UPLOAD >> 20,
             "upload_seconds": int(UPLOAD_SECONDS),
             "found": found,
-            "traced": traced_text(found) if found else None,  # the link to /predict: its figures, as text
+            "traced": traced,
+            "kept": kept,
+            "notice": notice,
             "error": error,
             "view": _view(found, chosen) if found else None,
             # Drawn here for a browser without JavaScript; the script draws its own in its place.
@@ -174,23 +212,37 @@ def explain_router() -> APIRouter:
             if found
             else None,
             # The same results in the other language, for the page's script to keep (see explain.js).
-            "other_results": environment(other).get_template("_explain_parts.html").module.results(_view(found, other))  # type: ignore[attr-defined]
+            "other_results": environment(other)
+            .get_template("_explain_parts.html")
+            .module.results(  # type: ignore[attr-defined]
+                _view(found, other), "", traced, other, kept
+            )
             if found
             else "",
         }
         text = environment(chosen).get_template("explain.html").render(variables)
         return HTMLResponse(
             text,
-            status_code=status if error else 200,
+            status_code=status if error or notice else 200,
             headers={"content-language": chosen, "vary": "accept-language", **(headers or {})},
         )
 
     @router.get("/explain", response_class=HTMLResponse, include_in_schema=False, name="explain")
-    def explain_page(request: Request, lang: str | None = None) -> HTMLResponse:
-        return page(request, lang)
+    def explain_page(
+        request: Request, kept: _Results, lang: str | None = None, result: str | None = None
+    ) -> HTMLResponse:
+        if result is None:
+            return page(request, lang)
+        if not Kept.well_formed(result):
+            return page(request, lang, notice=True, status=422)
+        again = kept.get(result)
+        if again is None:  # never kept, or no longer
+            return page(request, lang, notice=True, status=404)
+        found, drawings = again
+        return page(request, lang, found=found, drawings=drawings, token=result, headers=_PRIVATE)
 
     @router.post("/explain", response_class=HTMLResponse, include_in_schema=False)
-    async def explain_posted(request: Request, lang: str | None = None) -> HTMLResponse:
+    async def explain_posted(request: Request, kept: _Results, lang: str | None = None) -> Response:
         chosen = choose_lang(request, lang)
         try:
             found, drawings = await explained(request, jobs)
@@ -203,7 +255,37 @@ def explain_router() -> APIRouter:
         except HTTPException as exc:  # a body that is not a form of files
             said = translation(chosen).gettext("The request does not hold files as the form sends them (%(reason)s).")
             return page(request, lang, error=said % {"reason": exc.detail})
-        return page(request, lang, found=found, drawings=drawings)
+        token = await run_in_threadpool(kept.keep, found, drawings)
+        if token is None:  # too large to keep: shown once, here
+            return page(request, lang, found=found, drawings=drawings, headers=_PRIVATE)
+        # Redirected: a reload asks for the results again, not for the files, and the address names them.
+        return RedirectResponse(f"/explain?lang={chosen}&result={token}", status_code=303, headers=_PRIVATE)
+
+    @router.get(
+        "/api/v1/explain",
+        responses={
+            404: {"model": ErrorsOut, "description": f"No result kept under this token (kept {_KEPT_MINUTES} min)"},
+            422: {"model": ErrorsOut, "description": "A token not written as the page writes them"},
+        },
+        summary=f"A result the page explained, kept {_KEPT_MINUTES} minutes under the token its address carries",
+    )
+    def api_kept(
+        kept: _Results,
+        result: Annotated[
+            str,
+            Query(
+                min_length=32,
+                max_length=32,
+                pattern=f"^{RESULT_PATTERN}$",
+                description="the token of /explain's address (result=…) after its files were posted",
+            ),
+        ],
+    ) -> JSONResponse:
+        again = kept.get(result)
+        if again is None:
+            body = {"errors": [{"field": "result", "message": _NOT_KEPT % {"minutes": _KEPT_MINUTES}}]}
+            return JSONResponse(body, status_code=404, headers=_PRIVATE)
+        return JSONResponse(again[0].to_dict(), headers=_PRIVATE)
 
     @router.post(
         "/api/v1/explain",

@@ -217,6 +217,7 @@
     var files = Array.from(input.files || []);
     if (!files.length) { fail(words.none); return; }
     forget();  // other files: the results kept are no longer theirs
+    unname();
     error.hidden = true;
     var timelines = [];
     var next = function (i) {
@@ -269,6 +270,21 @@
   function keptNote() {
     return el("p", { class: "note", id: "kept" }, [words.kept]);
   }
+  // The server keeps what it explained a while, under a token the page's address and its language
+  // link carry (result=…); once other files are chosen, neither names those results any more.
+  var named = new URLSearchParams(location.search).get("result");
+  function unname() {
+    if (!named) return;
+    named = null;
+    var address = new URL(location.href);
+    address.searchParams.delete("result");
+    history.replaceState(history.state, "", address.pathname + address.search + address.hash);
+    var switcher = document.querySelector(".lang-switch");
+    if (!switcher) return;
+    var link = new URL(switcher.getAttribute("href"), location.href);
+    link.searchParams.delete("result");
+    switcher.setAttribute("href", link.pathname + link.search);
+  }
 
   var data = document.getElementById("timeline-data");
   if (data) {  // the server's results: kept in both languages, then drawn
@@ -281,10 +297,12 @@
       box.append(other.content.cloneNode(true));
       html[other.getAttribute("lang")] = markup(box);
     }
-    keep({ kind: "server", html: html, drawing: given });
+    keep({ kind: "server", html: html, drawing: given, result: data.getAttribute("data-result") || null });
     drawSent(given);
   } else if (error.hidden) {
     var state = kept();
+    // An address whose results the server no longer keeps: shown again only if these are them.
+    if (document.getElementById("gone") && !(state && state.kind === "server" && state.result === named)) state = null;
     if (state && state.kind === "local") {
       try { show(rules.explain(state.timelines, words)); results.prepend(keptNote()); } catch (err) { forget(); }
     } else if (state && state.kind === "server" && state.html && typeof state.html[lang] === "string") {
