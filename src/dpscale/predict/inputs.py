@@ -173,18 +173,18 @@ def build(values: Values) -> Request:
     described = None
     settled = None
     if v["nccl_log"] is not None:  # what the log measured replaces the presets; the tiers it did not measure stay
-        from dpscale.predict.network import from_log, settle
+        from dpscale.predict.linked import from_logs
+        from dpscale.predict.network import main_of, settle
 
-        try:
-            found = from_log(v["nccl_log"])
+        try:  # one run, or several (a file's, logs pasted one after another): those a link can carry
+            found = from_logs(v["nccl_log"])
         except InvalidInput as exc:
-            log = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
+            logs = v["nccl_log"]  # quoted as the run it is, not by the name it was read under
+            log = main_of(logs if isinstance(logs, tuple | list) else (logs,))
             shown = f"{log.collective}, {log.ranks} ranks on {log.hosts} hosts"
             raise exc.as_given("nccl_log", shown) if exc.field == "import" else exc from None
-        from dpscale.predict.linked import network_text
-
         per_node = per_node or found.devices_per_node
-        described = {**(found.described or {}), "fit": network_text(found)}  # what a link carries of it
+        described = found.described  # with what a link carries of it (fit), and what it could not
         settled = settle(found, intra, inter, typed, measured_wins=True)
     elif v["nccl_fit"] is not None:  # what a link carries of a log: its run, read as the log is (a log given wins)
         from dpscale.predict.linked import read_network

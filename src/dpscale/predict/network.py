@@ -1,11 +1,11 @@
 """The network a prediction runs on, where a measurement says it: an nccl-tests log or a profile.
 
-A page or a request sends the log's text (never a path on the server); it is read by
-:func:`dpscale.nccltests.read_text` and fitted by :func:`dpscale.nccltests.import_logs`, as
-``dpscale probe --import`` does, into the profile ``predict --network`` reads: α and β per tier,
-and per collective where the run was of a reduce-scatter or an all-gather, with the runs
-themselves. What the prediction then states of it (:attr:`Network.described`) says which run it
-came from.
+A page or a request sends the log's text (never a path on the server); its runs (one, or several:
+a file of several, logs pasted one after another) are fitted together by
+:func:`dpscale.nccltests.import_logs`, as ``dpscale probe --import`` fits several files, into the
+profile ``predict --network`` reads: α and β per tier, and per collective where a run was of a
+reduce-scatter or an all-gather, with the runs themselves. What the prediction then states of it
+(:attr:`Network.described`) says which runs it came from, the main one (:func:`main_of`) first.
 
 :func:`settle` makes one cluster's links of what was measured and what was typed, the same way
 for a log and for a profile:
@@ -25,8 +25,9 @@ for a log and for a profile:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from dpscale.collectives.link import Link
@@ -35,8 +36,23 @@ if TYPE_CHECKING:
     from dpscale.predict.job import Cluster
     from dpscale.records import MeasuredRun, ProbedLink
 
-__all__ = ["Network", "Settled", "assumed_free", "from_log", "from_run", "given_back", "settle"]
+__all__ = ["Network", "Settled", "assumed_free", "from_log", "from_run", "given_back", "main_of", "settle", "shape"]
 
+
+class _Run(Protocol):
+    """What a log and a run share: the collective and the shape it ran at."""
+
+    @property
+    def collective(self) -> str: ...
+    @property
+    def ranks(self) -> int: ...
+    @property
+    def hosts(self) -> int: ...
+    @property
+    def devices_per_host(self) -> int: ...
+
+
+_Shaped = TypeVar("_Shaped", bound=_Run)
 ASSUMED = "assumed"  # the node's links, where nothing measured them and nothing was typed: free, as fitted
 
 
@@ -63,22 +79,43 @@ def _own(fitted: dict[str, Any]) -> tuple[tuple[Collective, Link | None, Link | 
     return tuple((cast("Collective", name), _link(intra), _link(inter)) for name, (intra, inter) in fitted.items())
 
 
-def from_log(log: Log) -> Network:
-    """The network ``log`` measured: its fitted tiers, its run, and a description of the run."""
-    from dpscale.nccltests import import_logs
+def main_of(runs: Sequence[_Shaped]) -> _Shaped:
+    """The run that stands for several (as :func:`dpscale.nccltests.read_text` picks it): the widest all-reduce,
+    the first of the widest; else the first run."""
+    reduces = [run for run in runs if run.collective == "all_reduce"]
+    return max(reduces, key=lambda run: run.ranks) if reduces else runs[0]
 
-    profile = import_logs([log]).profile
-    described: dict[str, Any] = {
+
+def shape(run: _Shaped) -> dict[str, Any]:
+    """A run as the prediction's assumptions name it: its collective, ranks and hosts."""
+    return {"collective": run.collective, "ranks": run.ranks, "hosts": run.hosts}
+
+
+def _described(main: _Shaped, runs: Sequence[_Shaped], busbw: float, intra: Any, inter: Any) -> dict[str, Any]:
+    return {
         "source": "nccl-tests log",
-        "collective": log.collective,
-        "ranks": log.ranks,
-        "hosts": log.hosts,
-        "devices_per_host": log.devices_per_host,
-        "device_name": log.device_name,
-        "busbw": max(row.busbw for row in log.rows),  # bytes/s, nccl-tests' bus bandwidth at its best size
-        "intra": None if profile.intra is None else profile.intra.to_dict(),
-        "inter": None if profile.inter is None else profile.inter.to_dict(),
+        "collective": main.collective,
+        "ranks": main.ranks,
+        "hosts": main.hosts,
+        "devices_per_host": main.devices_per_host,
+        "busbw": busbw,  # bytes/s, nccl-tests' bus bandwidth at the main run's best size
+        "intra": None if intra is None else intra.to_dict(),
+        "inter": None if inter is None else inter.to_dict(),
+        "runs": [shape(run) for run in runs],  # every run the network is fitted to, in the order given
     }
+
+
+def from_log(log: Log | Sequence[Log]) -> Network:
+    """The network one nccl-tests run measured, or several (the runs of one file, or logs pasted one after
+    another), fitted together as ``dpscale probe --import`` fits several files: its tiers, its runs, and a
+    description of them, said by the main run (:func:`main_of`)."""
+    from dpscale.nccltests import Log, import_logs
+
+    logs = (log,) if isinstance(log, Log) else tuple(log)
+    profile = import_logs(logs).profile
+    main = main_of(logs)
+    busbw = max(row.busbw for row in main.rows)
+    described = _described(main, logs, busbw, profile.intra, profile.inter) | {"device_name": main.device_name}
     return Network(
         _link(profile.intra),
         _link(profile.inter),
@@ -90,28 +127,24 @@ def from_log(log: Log) -> Network:
     )
 
 
-def from_run(run: MeasuredRun, per_node: int, busbw: float, reduced: tuple[str, ...], text: str) -> Network:
-    """The network a link's ``nccl_fit`` carries (:func:`dpscale.predict.linked.read_network`): its log's
-    run, fitted as :func:`from_log` fits the log, said as the log is, and as carried by a link (``text``)."""
+def from_run(
+    run: MeasuredRun | Sequence[MeasuredRun], per_node: int, busbw: float, reduced: tuple[str, ...], text: str
+) -> Network:
+    """The network a link's ``nccl_fit`` carries (:func:`dpscale.predict.linked.read_network`): its logs' runs,
+    fitted as :func:`from_log` fits the logs, said as they are, and as carried by a link (``text``)."""
     from dpscale.nccltests import fit_runs
     from dpscale.nccltests.log import COLLECTIVES
+    from dpscale.records import MeasuredRun
 
-    fitted = fit_runs([run], reduced=reduced)
+    runs = (run,) if isinstance(run, MeasuredRun) else tuple(run)
+    fitted = fit_runs(runs, reduced=reduced)
     intra, inter = next(fitted[c] for c in COLLECTIVES if c in fitted)
-    described = {
-        "source": "nccl-tests log",
-        "collective": run.collective,
-        "ranks": run.ranks,
-        "hosts": run.hosts,
-        "devices_per_host": run.devices_per_host,
+    described = _described(main_of(runs), runs, busbw, intra, inter) | {
         "device_name": None,
-        "busbw": busbw,
-        "intra": None if intra is None else intra.to_dict(),
-        "inter": None if inter is None else inter.to_dict(),
         "fit": text,
         "carried": True,  # read from the link's nccl_fit, not from a log sent with the request
     }
-    return Network(_link(intra), _link(inter), per_node, _own(dict(fitted)), (run,), "nccl-tests log", described)
+    return Network(_link(intra), _link(inter), per_node, _own(dict(fitted)), runs, "nccl-tests log", described)
 
 
 def assumed_free() -> Link:

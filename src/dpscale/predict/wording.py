@@ -24,6 +24,7 @@ __all__ = [
     "lever_text",
     "levers_note",
     "mfu_line",
+    "network_lines",
     "prediction_notes",
     "scaled",
     "source_name",
@@ -213,6 +214,49 @@ def mfu_line(p: Prediction, lang: Lang) -> str | None:
     }
 
 
+def _run(run: dict[str, Any], lang: Lang) -> str:
+    return translation(lang).ngettext(
+        "%(collective)s, %(ranks)s ranks on %(hosts)s host",
+        "%(collective)s, %(ranks)s ranks on %(hosts)s hosts",
+        run["hosts"],
+    ) % {
+        "collective": run["collective"],
+        "ranks": format_number(run["ranks"], lang),
+        "hosts": format_number(run["hosts"], lang),
+    }
+
+
+def network_lines(p: Prediction, lang: Lang) -> list[str]:
+    """What nccl-tests logs of several runs gave: the runs the network is fitted to, and what of them a link
+    could not carry, so the prediction does not rest on it (:func:`dpscale.predict.linked.carriable`)."""
+    said: dict[str, Any] = p.assumptions.get("network_profile") or {}
+    _ = translation(lang).gettext
+    lines = []
+    runs = said.get("runs") or []
+    if len(runs) > 1:
+        lines.append(
+            _("The network is fitted to %(n)s nccl-tests runs together: %(runs)s.")
+            % {"n": format_number(len(runs), lang), "runs": "; ".join(_run(run, lang) for run in runs)}
+        )
+    if said.get("left_out"):
+        lines.append(
+            _(
+                "Left out, so that the page's link can carry all that the result rests on: %(runs)s. "
+                "Give fewer runs to use them."
+            )
+            % {"runs": "; ".join(_run(run, lang) for run in said["left_out"])}
+        )
+    for run in said.get("thinned") or ():
+        lines.append(
+            _(
+                "%(run)s: %(kept)s of its %(all)s sizes used, the largest among them, so that the page's link "
+                "can carry the run."
+            )
+            % {"run": _run(run, lang), "kept": format_number(run["sizes"], lang), "all": format_number(run["of"], lang)}
+        )
+    return lines
+
+
 def warning_lines(p: Prediction, lang: Lang) -> list[str]:
     """The prediction's warnings, in the user's language."""
     return [warning.localized(lang) for warning in p.warnings]
@@ -243,6 +287,7 @@ def prediction_notes(p: Prediction, lang: Lang) -> list[str]:
             notes.append(line)
     from dpscale.predict.job import measured_notes  # numpy: only once a prediction exists
 
+    notes.extend(network_lines(p, lang))
     notes.extend(said.localized(lang) for said in measured_notes(p.cluster))
     if p.source("straggler_wait") == "assumed" and "stragglers" in p.bottleneck:
         notes.append(
