@@ -1,17 +1,22 @@
 """What a user gave stays as given, in headless Chromium: a link's strategy through the first edit, /explain's
-results through the language switch, /predict's chart at the page's width after a log."""
+results through the language switch (with their link to /predict), /predict's chart at the page's width after a
+log."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from dpscale.explain import explain
 from dpscale.predict.defaults import SHARDING_SYNONYMS
+from dpscale.predict.linked import traced_text
 from tests.browser.test_page import new_page
 from tests.explain_support import cpu_run
+from tests.test_traced import slow_rank_traces
 
 pytestmark = pytest.mark.browser
 
@@ -161,3 +166,84 @@ def test_a_new_tab_starts_empty(browser: Any, server: str, tmp_path: Path) -> No
     fresh.goto(f"{server}/explain?lang=en")
     fresh.locator("#waiting").wait_for()
     assert fresh.locator("#ranks").count() == 0
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_the_other_languages_copy_of_the_servers_results_links_to_predict(
+    browser: Any, server: str, tmp_path: Path, lang: str
+) -> None:
+    """The results the tab kept in the other language hold the link to /predict too (issue 27, point 12)."""
+    other = "en" if lang == "fr" else "fr"
+    files = cpu_run(tmp_path)
+    traced = traced_text(explain(files))
+    page = new_page(browser, viewport={"width": 390, "height": 900})
+    page.goto(f"{server}/explain?lang={lang}")
+    page.check("#server")
+    page.set_input_files("#trace", [str(f) for f in files])
+    page.click("button[type=submit]")
+    page.locator("#analysed").wait_for()
+    assert predict_query(page) == {"lang": [lang], "traced": [traced]}
+    page.click(f"header nav a[href='/explain?lang={lang}']")  # the menu's link names no result: the tab's copy
+    page.wait_for_url(re.compile(r"/explain\?lang=" + lang + "$"))
+    page.click(".lang-switch")
+    page.wait_for_url(re.compile(r"/explain\?lang=" + other + "$"))
+    page.locator("#kept").wait_for()  # shown from sessionStorage, in the other language
+    assert page.locator("#ranks th").first.inner_text() == HEADER[other]
+    assert page.locator("#to-predict a").count() == 1
+    assert predict_query(page) == {"lang": [other], "traced": [traced]}
+    page.locator("#timeline svg").wait_for()
+    page.click("#to-predict a")
+    page.wait_for_url("**/predict?**")
+    assert page.locator("#traced").input_value() == traced
+    assert page.errors == []
+
+
+def test_files_read_in_the_browser_unname_the_servers_results(browser: Any, server: str, tmp_path: Path) -> None:
+    """An address whose results the server no longer keeps shows the tab's copy only if it is theirs; on one that
+    names the server's results, files then read in the browser take their place, and neither the address nor the
+    language link names the server's any more."""
+    page = new_page(browser, viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/explain?lang=en")
+    page.check("#server")
+    page.set_input_files("#trace", [str(f) for f in cpu_run(tmp_path)])
+    page.click("button[type=submit]")
+    page.locator("#analysed").wait_for()
+    address = page.url
+    assert "result=" in address
+    assert "result=" in page.locator(".lang-switch").get_attribute("href")
+    assert page.errors == []
+    unknown = f"{server}/explain?lang=fr&result={'A' * 32}"
+    assert page.goto(unknown).status == 404  # not these results: the tab's copy is not shown for it
+    page.locator("#gone").wait_for()
+    assert page.locator("#ranks").count() == 0
+    page.evaluate(  # as if the server had kept these under that token, and kept them no longer
+        "() => { const k = 'dpscale:explain', s = JSON.parse(sessionStorage.getItem(k));"
+        " s.result = 'A'.repeat(32); sessionStorage.setItem(k, JSON.stringify(s)); }"
+    )
+    page.goto(unknown)
+    page.locator("#kept").wait_for()  # the tab's copy of them, since the server has them no more
+    assert len(ranks_table(page)) == 3
+    assert page.locator("#gone").count() == 0
+    assert all("404" in e for e in page.errors), page.errors  # the page's own status, which Chromium logs
+    page.errors.clear()
+
+    page.goto(address)
+    page.locator("#analysed").wait_for()
+    page.uncheck("#server")
+    (tmp_path / "two").mkdir()
+    two = sorted(slow_rank_traces(tmp_path / "two").iterdir())
+    page.set_input_files("#trace", [str(f) for f in two])
+    page.locator("#explain[data-done]").wait_for()
+    assert "result=" not in page.url
+    assert page.locator(".lang-switch").get_attribute("href") == "/explain?lang=fr"
+    page.click(".lang-switch")
+    page.wait_for_url(re.compile(r"lang=fr$"))
+    page.locator("#kept").wait_for()
+    assert len(ranks_table(page)) == 2  # the files read last, not the server's three ranks
+    assert page.errors == []
+
+
+def predict_query(page: Any) -> dict[str, list[str]]:
+    href = page.locator("#to-predict a").get_attribute("href")
+    assert urlsplit(href).path == "/predict"
+    return parse_qs(urlsplit(href).query)
