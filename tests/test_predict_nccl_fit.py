@@ -318,3 +318,64 @@ def test_a_bad_text_of_several_runs_is_refused(text: str) -> None:
         read_network(text)
     assert caught.value.field == "nccl_fit"
     assert "the text /predict's link gives for an nccl-tests log" in str(caught.value)
+
+
+# The page and the API read a pasted text with dpscale.reading, which gives predict every run of it once it
+# reads them all (nccltests.read_texts); until then it gives the one run that stands for the text.
+assert NCCL_LOG is not None
+READS_EVERY_RUN = isinstance(read_input(NCCL_LOG, ONE + "\n" + TWO, "en"), tuple)
+every_run = pytest.mark.skipif(
+    not READS_EVERY_RUN, reason="dpscale.reading gives predict one run of a pasted text (nccltests.read_text)"
+)
+PAGE_JOB = {
+    "devices": "8,16,64,256,1024",
+    "batch": "4",
+    "params": "8B",
+    "per_device_throughput": "3",
+    "intra": "nvlink3",
+    "inter": "ib-hdr",
+    "nics": "4",
+}
+
+
+def predictions(html: str) -> str:
+    return html.split('id="predictions"', 1)[1].split("</table>", 1)[0]
+
+
+@every_run
+def test_the_api_takes_every_run_pasted_and_its_nccl_fit_gives_the_same_numbers() -> None:
+    client = TestClient(create_app())
+    pasted = ONE + "\n" + TWO + "\n" + SCATTER
+    logged = client.post("/api/v1/predict", json={**JOB, "nccl_log": pasted})
+    assert logged.status_code == 200, logged.text[:300]
+    said = logged.json()["assumptions"]["network_profile"]
+    assert said["runs"] == shapes(runs_of_text(pasted))
+    assert len(said["runs"]) == 3
+    linked = client.get("/api/v1/predict", params={**JOB, "nccl_fit": said["fit"]})
+    assert linked.status_code == 200, linked.text[:300]
+    assert [row["efficiency"] for row in linked.json()["predictions"]] == pytest.approx(
+        [row["efficiency"] for row in logged.json()["predictions"]], rel=1e-9
+    )
+
+
+@every_run
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_the_page_takes_every_run_pasted_and_its_link_gives_the_same_numbers(lang: str) -> None:
+    from html import unescape
+
+    client = TestClient(create_app())
+    logged = client.post(f"/predict?lang={lang}", data={**PAGE_JOB, "nccl_log": ONE + "\n" + TWO})
+    assert logged.status_code == 200
+    fit = re.search(r'<input id="nccl_fit" name="nccl_fit" value="([^"]*)"', logged.text)
+    assert fit
+    assert unescape(fit.group(1)).count("_c") == 2
+    notes = unescape(logged.text.split('id="prediction-notes"', 1)[1].split("</ul>", 1)[0])
+    if lang == "en":
+        assert (
+            "The network is fitted to 2 nccl-tests runs together: all_reduce, 8 ranks on 1 host; all_reduce, 16"
+            in notes
+        )
+    linked = client.get("/predict", params={**PAGE_JOB, "lang": lang, "nccl_fit": unescape(fit.group(1))})
+    assert predictions(linked.text) == predictions(logged.text)
+    alone = client.post(f"/predict?lang={lang}", data={**PAGE_JOB, "nccl_log": TWO})
+    assert predictions(alone.text) != predictions(logged.text)  # the node's run counts

@@ -1,5 +1,6 @@
 """/predict after an nccl-tests log is read, in headless Chromium: the URL and the language link carry
-what the log measured (nccl_fit), not the log, and give its numbers; emptying the log empties nccl_fit."""
+what the log measured (nccl_fit), not the log, and give its numbers; emptying the log empties nccl_fit;
+two logs pasted one after another travel together."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.browser.test_page import new_page
+from tests.test_predict_nccl_fit import every_run
 
 pytestmark = pytest.mark.browser
 
@@ -122,4 +124,31 @@ def test_a_linked_nccl_fit_stays_while_the_log_is_empty(browser: Any, server: st
     page.locator("#network-used").filter(has_text="nccl_fit").wait_for()
     assert page.locator("#nccl_fit").input_value() == fit
     assert page.locator(FIRST).inner_text() == logged
+    assert page.errors == []
+
+
+ONE_NODE = LOG.with_name("all_reduce_1node.txt")
+SECOND = "#predictions tbody tr:nth-child(2) td:nth-child(2)"  # 64 devices: past the 2-node run's own shape
+
+
+@every_run
+@pytest.mark.parametrize(("width", "lang"), [(390, "fr"), (1280, "fr"), (390, "en"), (1280, "en")])
+def test_two_logs_pasted_travel_together(browser: Any, server: str, width: int, lang: str) -> None:
+    page = new_page(browser, viewport={"width": width, "height": 900})
+    page.goto(f"{server}/predict?{JOB}&lang={lang}")
+    page.fill("#nccl_log", LOG.read_text(encoding="utf-8"))
+    page.wait_for_url(re.compile(r"[?&]nccl_fit=n1_"))
+    alone = page.locator(SECOND).inner_text()
+    page.fill("#nccl_log", ONE_NODE.read_text(encoding="utf-8") + "\n" + LOG.read_text(encoding="utf-8"))
+    page.wait_for_function("() => (document.querySelector('#nccl_fit').value.match(/_c/g) || []).length === 2")
+    page.wait_for_url(lambda url: (fit_of(url) or "").count("_c") == 2)
+    together = page.locator(SECOND).inner_text()
+    assert efficiency(together) != efficiency(alone)  # the node's own run counts too
+    fit = fit_of(page.url)
+    assert page.locator("#prediction-notes li").filter(has_text="all_reduce").count() == 3  # the runs, each given back
+    page.click(".lang-switch")
+    page.wait_for_url(re.compile(f"lang={OTHER[lang]}"))
+    assert fit_of(page.url) == fit
+    assert efficiency(page.locator(SECOND).inner_text()) == efficiency(together)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.errors == []
