@@ -36,8 +36,8 @@ MEASURED_INPUTS = (
     Input(
         "nccl_fit",
         "text",
-        "What an nccl-tests log measured, as /predict's link carries it (n1_car_r16_…): its run, fitted as the "
-        "log is; a log given too is read instead.",
+        "What nccl-tests logs measured, as /predict's link carries it (n1_car_r16_…): their runs, fitted as the "
+        "logs are; a log given too is read instead.",
         edges=("page", "api"),
         group="cluster",
         label=N_("Measured by an nccl-tests log (from a link)"),
