@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from dpscale import report as _report  # noqa: F401  (fills the registry that shows results in notebooks)
+from dpscale import _display
 from dpscale._version import __version__
 from dpscale.errors import AmbiguousInput, DpscaleError, InvalidInput, MissingExtra, MissingInput, RunFailed
 from dpscale.scaling import Scaling, Solution, devices_for, efficiency_from, per_device_for, scale, solve
@@ -34,6 +34,16 @@ __all__ = [
     # measurement (torch, imported on first use)
     "Meter",
 ]
+
+
+def _show_html(result: object) -> str:
+    # A result's table in a notebook (see dpscale._display): the presentation loads on the first display.
+    from dpscale.notebook import show_html
+
+    return show_html(result)
+
+
+_display.plug(_show_html)
 
 
 def __getattr__(name: str) -> object:

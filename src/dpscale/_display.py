@@ -1,41 +1,27 @@
-"""How a result shows itself in a notebook: a registry that :mod:`dpscale.report` fills.
+"""How a result shows itself in a notebook, without the core importing the presentation layer.
 
-A result's ``_repr_html_`` (from :class:`ShowsAsTable`) asks this module, which knows neither the
-result types nor the report. The report registers, for each result class, the function that
-writes it as HTML, so the core never imports the presentation layer. ``import dpscale`` loads the
-report, so the registry is full before any result exists.
+A result's ``_repr_html_`` (from :class:`ShowsAsTable`) hands the result to the one presenter
+plugged in here: ``dpscale/__init__.py``, which sits above both the core and the presentation,
+plugs in a function that loads ``dpscale.notebook`` on the first display, whose ``show_html``
+is registered per result type. So the core never imports the presentation (no import circle),
+and ``import dpscale`` loads none of it. Until a presenter is plugged in, a result shows as its
+``repr``.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from typing import Any, TypeVar
 
-__all__ = ["ShowsAsTable", "class_path", "registered", "shows"]
+__all__ = ["ShowsAsTable", "plug"]
 
-_HTML: dict[str, Callable[[Any], str]] = {}
-_F = TypeVar("_F", bound=Callable[..., str])
+_presenter: Callable[[object], str] | None = None
 
 
-def class_path(cls: type) -> str:
-    """``dpscale.scaling.Scaling``: a class as the registry names it."""
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def shows(path: str) -> Callable[[_F], _F]:
-    """Register the decorated function as the HTML of the class at ``path``."""
-
-    def register(fn: _F) -> _F:
-        _HTML[path] = fn
-        return fn
-
-    return register
-
-
-def registered() -> frozenset[str]:
-    """The classes a function is registered for."""
-    return frozenset(_HTML)
+def plug(presenter: Callable[[object], str]) -> None:
+    """Show every result through ``presenter`` from now on (the package face calls this once)."""
+    global _presenter
+    _presenter = presenter
 
 
 class ShowsAsTable:
@@ -44,5 +30,6 @@ class ShowsAsTable:
     __slots__ = ()
 
     def _repr_html_(self) -> str:
-        writer = _HTML.get(class_path(type(self)))
-        return writer(self) if writer is not None else f"<pre>{html.escape(repr(self))}</pre>"
+        if _presenter is None:
+            return f"<pre>{html.escape(repr(self))}</pre>"
+        return _presenter(self)

@@ -1,18 +1,15 @@
 """Results as labelled rows and grids, in the user's language.
 
 One place for what a result shows and how each value is written: the command line prints these
-with Rich (``cli/render.py``), and a notebook shows them as HTML: each result's ``_repr_html_``
-finds here, through the registry of ``dpscale._display``, the function that writes it.
+with Rich (``cli/render.py``), and a notebook shows them as HTML tables (``dpscale.notebook``).
 No Rich and no numpy here; values arrive already computed by the core.
 """
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpscale._display import shows
 from dpscale.format import (
     format_duration,
     format_energy,
@@ -41,7 +38,7 @@ if TYPE_CHECKING:
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, MemoryPlan, Plan
     from dpscale.predict.prediction import Prediction
-    from dpscale.scaling import Scaling, Solution
+    from dpscale.scaling import Scaling
 
 __all__ = [
     "Grid",
@@ -57,8 +54,6 @@ __all__ = [
     "explanation_rows",
     "exposed_text",
     "fit_grid",
-    "html_grid",
-    "html_rows",
     "levers_title",
     "memory_sentence",
     "plan_rows",
@@ -320,76 +315,3 @@ def fit_grid(f: Fit, lang: Lang) -> Grid:
         rows.append((f"{m.name}{' ←' if m.name == f.chosen else ''}", params or "—", r2, aicc))
     title = _("Models fitted to %(n)s measurements") % {"n": len(f.points)}
     return Grid((_("Model"), _("Parameters (± standard error)"), "R²", "AICc"), tuple(rows), title, emphasis)
-
-
-def html_rows(rows: list[Row], css_class: str, *, emphasis: str | None = None) -> str:
-    """A two-column HTML table (label, value), every text escaped; the row keyed ``emphasis`` in bold."""
-    body = "".join(
-        f"<tr><th>{html.escape(r.label)}</th>{_cell(r.value, r.key is not None and r.key == emphasis)}</tr>"
-        for r in rows
-    )
-    return f'<table class="{css_class}">{body}</table>'
-
-
-def html_grid(grid: Grid, css_class: str) -> str:
-    """An HTML table with a header row (and a caption for the title), every text escaped."""
-    caption = f"<caption>{html.escape(grid.title)}</caption>" if grid.title else ""
-    head = "".join(f"<th>{html.escape(h).replace(chr(10), '<br>')}</th>" for h in grid.header)  # a source above
-    body = "".join(
-        "<tr>" + "".join(_cell(c, i == grid.emphasis) for c in row) + "</tr>" for i, row in enumerate(grid.rows)
-    )
-    return f'<table class="{css_class}">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _cell(text: str, strong: bool) -> str:
-    escaped = html.escape(text)
-    return f"<td><strong>{escaped}</strong></td>" if strong else f"<td>{escaped}</td>"
-
-
-# What a notebook shows for each result (see dpscale._display): the same rows, in English.
-@shows("dpscale.scaling.Scaling")
-def _scaling_html(s: Scaling) -> str:
-    return html_rows(scaling_rows(s, "en"), "dpscale-scaling")
-
-
-@shows("dpscale.scaling.Solution")
-def _solution_html(s: Solution) -> str:
-    solved = None if s.unknown == "actual_throughput" else s.unknown
-    return html_rows(scaling_rows(s.scaling, "en"), "dpscale-solution", emphasis=solved)
-
-
-@shows("dpscale.batch.Batch")
-def _batch_html(b: Batch) -> str:
-    return html_rows(batch_rows(b, "en"), "dpscale-batch")
-
-
-@shows("dpscale.pipeline.Bubble")
-def _bubble_html(b: Bubble) -> str:
-    return html_rows(bubble_rows(b, "en"), "dpscale-bubble")
-
-
-@shows("dpscale.plan.budget.Plan")
-def _plan_html(p: Plan) -> str:
-    return html_rows(plan_rows(p, "en"), "dpscale-plan")
-
-
-@shows("dpscale.plan.budget.DeadlinePlan")
-def _deadline_html(dp: DeadlinePlan) -> str:
-    return html_rows(plan_rows(dp.plan, "en"), "dpscale-plan") + html_grid(deadline_grid(dp, "en"), "dpscale-deadline")
-
-
-@shows("dpscale.predict.prediction.Prediction")
-def _prediction_html(p: Prediction) -> str:
-    return html_grid(prediction_grid(p, "en"), "dpscale-prediction")
-
-
-@shows("dpscale.fit.results.Fit")
-def _fit_html(f: Fit) -> str:
-    return html_grid(fit_grid(f, "en"), "dpscale-fit")
-
-
-@shows("dpscale.explain.breakdown.Explanation")
-def _explanation_html(e: Explanation) -> str:
-    return html_rows(explanation_rows(e, "en"), "dpscale-explanation") + html_grid(
-        explanation_grid(e, "en"), "dpscale-ranks"
-    )
