@@ -126,8 +126,11 @@ def load(port: int, path: str, *, connections: int, seconds: float) -> Load:
     return asyncio.run(_load(port, path, connections, seconds))
 
 
-def measure(paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, connections: int) -> dict[str, float]:
-    """Median requests per second of each (app, path), servers taking turns round after round."""
+def measure(
+    paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, connections: int
+) -> dict[str, list[float]]:
+    """Requests per second of each (app, path) in each round, servers taking turns round after round (the same
+    client, the same connections), so that a ratio of two taken in one round saw the same load on the machine."""
     rps: dict[str, list[float]] = {name: [] for name in paths}
     apps = {app for app, _ in paths.values()}
     with contextlib.ExitStack() as stack:
@@ -137,7 +140,12 @@ def measure(paths: dict[str, tuple[str, str]], *, rounds: int, seconds: float, c
         for _ in range(rounds):
             for name, (app, path) in paths.items():
                 rps[name].append(load(ports[app], path, connections=connections, seconds=seconds).rps)
-    return {name: statistics.median(values) for name, values in rps.items()}
+    return rps
+
+
+def ratio(rps: dict[str, list[float]], name: str, to: str) -> float:
+    """The median over the rounds of ``name``'s requests per second over ``to``'s in the same round."""
+    return statistics.median(a / b for a, b in zip(rps[name], rps[to], strict=True))
 
 
 def load_test(path: str, *, connections: int, seconds: float) -> Load:
