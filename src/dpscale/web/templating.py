@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader, nodes, select_autoescape
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.visitor import NodeTransformer
 from markupsafe import Markup
 
 from dpscale._version import __version__
@@ -28,7 +30,8 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @functools.cache
 def environment(lang: Lang) -> Environment:
-    env = Environment(
+    """The pages' environment in ``lang``: made once per language and process, its templates compiled once."""
+    env = _Translating(
         loader=FileSystemLoader(TEMPLATES),
         auto_reload=False,  # templates ship with the package; no stat() per request
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -57,6 +60,49 @@ def _gettext(lang: Lang) -> Callable[..., Markup]:
         return Markup(catalog.gettext(message)) % variables if variables else constant(message)  # noqa: S704
 
     return gettext
+
+
+_GETTEXT = frozenset({"_", "gettext"})
+
+
+class _Constants(NodeTransformer):
+    """A template's translations that no request changes, written into it: a call of ``_()``, ``gettext()`` or a
+    ``{% trans %}`` block whose message and variables are all literal becomes its translation, which Jinja then
+    joins to the text around it. An environment speaks one language, so its templates may be compiled in it."""
+
+    def __init__(self, gettext: Callable[..., Markup]) -> None:
+        self.gettext = gettext
+
+    def visit_Call(self, node: nodes.Call) -> nodes.Node:
+        self.generic_visit(node)  # the calls in its arguments first
+        named, args, keywords = node.node, node.args, node.kwargs
+        if not (isinstance(named, nodes.Name) and named.name in _GETTEXT and len(args) == 1):
+            return node
+        message = args[0]
+        values = [keyword.value for keyword in keywords]
+        if not isinstance(message, nodes.Const) or not isinstance(message.value, str):
+            return node
+        if node.dyn_args is not None or node.dyn_kwargs is not None:
+            return node
+        if not all(isinstance(value, nodes.Const) for value in values):
+            return node
+        variables = {keyword.key: keyword.value.as_const() for keyword in keywords}
+        return nodes.MarkSafe(nodes.Const(str(self.gettext(message.value, **variables))), lineno=node.lineno)
+
+
+class _TranslatingGenerator(CodeGenerator):
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        # Unless the template gives either name a meaning of its own (a variable, a macro's parameter).
+        if not any(name.name in _GETTEXT and name.ctx != "load" for name in node.find_all(nodes.Name)):
+            gettext: Callable[..., Markup] = self.environment.globals["_"]  # type: ignore[assignment]
+            _Constants(gettext).visit(node)
+        super().visit_Template(node, frame)
+
+
+class _Translating(Environment):
+    """An environment of one language, whose templates are compiled with its literal translations in them."""
+
+    code_generator_class = _TranslatingGenerator
 
 
 def refusal_page(
