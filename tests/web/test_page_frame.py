@@ -1,4 +1,5 @@
-"""A page's frame is rendered once per language; each request renders its own fields and results."""
+"""A page's frame is rendered once per language, as the application is made; each request renders its own fields
+and results."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from jinja2 import Template
 from jinja2.runtime import Macro
 
 from dpscale.web.app import create_app
-from dpscale.web.pages import frame
 from tests.web.test_app import text_of
 from tests.web.test_fields import query
 
@@ -30,7 +30,6 @@ def test_the_frame_is_rendered_once_per_language_and_the_results_per_request(mon
         called.append(self.name)
         return str(macro_call(self, *args, **kwargs))
 
-    frame.cache_clear()  # kept by the process, whichever application rendered it first
     monkeypatch.setattr(Template, "render", counted)
     monkeypatch.setattr(Macro, "__call__", counted_macro)
     client = TestClient(create_app())
@@ -38,7 +37,7 @@ def test_the_frame_is_rendered_once_per_language_and_the_results_per_request(mon
     for lang, devices in [("fr", "8"), ("fr", "16"), ("fr", "32"), ("en", "8"), ("en", "16")]:
         r = client.get("/", params=query("scaling", lang, devices=devices))
         actual.add(text_of(r.text, "actual"))
-    assert rendered.count("scaling.html") == 2  # French and English, once each
+    assert rendered.count("scaling.html") == 2  # French and English, once each, by create_app()
     # Every request renders its fields, results and example: no cache by query string.
     assert (called.count("inputs"), called.count("results"), called.count("example")) == (5, 5, 5)
     assert len(actual) == 5

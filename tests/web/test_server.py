@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.web.api import router as api_router
+from dpscale.web.api import api_router
 from dpscale.web.app import create_app
 from dpscale.web.chart_files import chart_router
 from dpscale.web.forms import CALCULATORS
@@ -372,7 +372,7 @@ def test_a_prediction_asks_for_a_bounded_number_of_device_counts(server: Server)
 
 
 def test_the_routes_that_compute_run_off_the_event_loop() -> None:
-    routes = [*api_router.routes, *page_router().routes, *chart_router().routes]
+    routes = [*api_router().routes, *page_router().routes, *chart_router().routes]
     heavy = [
         r
         for r in routes

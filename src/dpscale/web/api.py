@@ -31,9 +31,7 @@ from dpscale.web.schemas import (
 )
 from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
 
-__all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_scaling", "router"]
-
-router = APIRouter()
+__all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_router"]
 
 
 def _presets(tier: Literal["intra", "inter"]) -> dict[str, Any]:
@@ -186,54 +184,6 @@ def _endpoint(
     return endpoint
 
 
-api_scaling = _endpoint(scaling.SCALING, lambda solution: solution.scaling.to_dict(), costly=False)
-router.add_api_route(
-    "/api/v1/scaling",
-    api_scaling,
-    methods=["GET"],
-    response_model=ScalingOut,
-    responses={**bad_input, **CSV_TOO},
-    summary="Ideal and actual throughput and speedup",
-)
-
-CHEAP: list[tuple[Definition, type[BaseModel] | Any, str]] = [
-    (batch.BATCH, BatchOut, "Effective batch size"),
-    (pipeline.PIPELINE, BubbleOut, "Pipeline bubble"),
-    (
-        plan.PLAN,
-        PlanOut | DeadlineOut,
-        "Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
-    ),
-]
-for definition, shape, summary in CHEAP:  # answered as the core's result says itself
-    router.add_api_route(
-        f"/api/v1/{definition.name}",
-        _endpoint(definition, lambda result: result.to_dict(), costly=False),
-        methods=["GET"],
-        response_model=shape,
-        responses={**bad_input, **CSV_TOO},
-        summary=summary,
-    )
-
-
-def _prediction(request: predict_inputs.Request) -> dict[str, Any]:
-    prediction, found = request.predict(), request.levers()
-    return {**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]}
-
-
-router.add_api_route(
-    "/api/v1/predict",
-    _endpoint(predict_inputs.PREDICT, _prediction),
-    methods=["GET"],
-    response_model=PredictOut,
-    responses={**bad_input, **CSV_TOO},
-    summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
-)
-
-PredictIn = _body(predict_inputs.PREDICT)
-_predict_posted = _computed(predict_inputs.PREDICT, _prediction)
-
-
 def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
     """A dependency that refuses a key of the JSON body ``model`` does not know, as a query's unknown parameter is.
 
@@ -260,22 +210,19 @@ def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
     return refuse_unknown_keys
 
 
-@router.post(
-    "/api/v1/predict",
-    response_model=PredictOut,
-    responses={**big_body, **CSV_TOO},
-    summary="The same prediction, its inputs as a JSON body: what a query cannot carry, such as an nccl-tests log",
-    dependencies=[Depends(_known_keys(PredictIn))],
-)
+def _prediction(request: predict_inputs.Request) -> dict[str, Any]:
+    prediction, found = request.predict(), request.levers()
+    return {**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]}
+
+
+PredictIn = _body(predict_inputs.PREDICT)
+_predict_posted = _computed(predict_inputs.PREDICT, _prediction)
+
+
 def api_predict_posted(request: Request, body: PredictIn) -> Any:  # type: ignore[valid-type]  # a model made from the definition
     return _answered(request, _predict_posted(**body.model_dump()))  # type: ignore[attr-defined]
 
 
-@router.post(
-    "/api/v1/fit",
-    responses={**big_body, **CSV_TOO},
-    summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
-)
 def api_fit(request: Request, body: FitIn) -> Any:  # a fit of up to 10 000 points: off the event loop
     from dpscale import fit as fitting
     from dpscale.errors import InvalidInput
@@ -285,3 +232,63 @@ def api_fit(request: Request, body: FitIn) -> Any:  # a fit of up to 10 000 poin
     except InvalidInput as exc:  # the core names one model; the body's key is the list's
         raise exc.renamed("models") if exc.field == "model" else exc from None
     return _answered(request, result.to_dict())
+
+
+# The calculators answered on the event loop (a few multiplications), each with its answer's shape.
+CHEAP: list[tuple[Definition, type[BaseModel] | Any, str]] = [
+    (batch.BATCH, BatchOut, "Effective batch size"),
+    (pipeline.PIPELINE, BubbleOut, "Pipeline bubble"),
+    (
+        plan.PLAN,
+        PlanOut | DeadlineOut,
+        "Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
+    ),
+]
+
+
+def api_router(router: APIRouter | None = None) -> APIRouter:
+    """``router`` (a new one by default) with the API's routes: ``create_app()`` gives its own, as nothing is
+    routed at import."""
+    router = APIRouter() if router is None else router
+    router.add_api_route(
+        "/api/v1/scaling",
+        _endpoint(scaling.SCALING, lambda solution: solution.scaling.to_dict(), costly=False),
+        methods=["GET"],
+        response_model=ScalingOut,
+        responses={**bad_input, **CSV_TOO},
+        summary="Ideal and actual throughput and speedup",
+    )
+    for definition, shape, summary in CHEAP:  # answered as the core's result says itself
+        router.add_api_route(
+            f"/api/v1/{definition.name}",
+            _endpoint(definition, lambda result: result.to_dict(), costly=False),
+            methods=["GET"],
+            response_model=shape,
+            responses={**bad_input, **CSV_TOO},
+            summary=summary,
+        )
+    router.add_api_route(
+        "/api/v1/predict",
+        _endpoint(predict_inputs.PREDICT, _prediction),
+        methods=["GET"],
+        response_model=PredictOut,
+        responses={**bad_input, **CSV_TOO},
+        summary="Scaling efficiency predicted from the interconnect, the gradients and the batch",
+    )
+    router.add_api_route(
+        "/api/v1/predict",
+        api_predict_posted,
+        methods=["POST"],
+        response_model=PredictOut,
+        responses={**big_body, **CSV_TOO},
+        summary="The same prediction, its inputs as a JSON body: what a query cannot carry, such as an nccl-tests log",
+        dependencies=[Depends(_known_keys(PredictIn))],
+    )
+    router.add_api_route(
+        "/api/v1/fit",
+        api_fit,
+        methods=["POST"],
+        responses={**big_body, **CSV_TOO},
+        summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
+    )
+    return router

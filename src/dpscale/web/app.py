@@ -24,7 +24,7 @@ from starlette.types import ASGIApp
 
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput, show_value
-from dpscale.web.api import router as api_router
+from dpscale.web.api import api_router
 from dpscale.web.chart_files import chart_router
 from dpscale.web.delivery import STATIC, Delivery, VersionedStatic
 from dpscale.web.explain_page import explain_router
@@ -63,7 +63,13 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
     app.body_seconds = body_seconds
     app.mount("/static", VersionedStatic(directory=STATIC), name="static")
     app.add_middleware(Delivery)  # gzip for clients that take it; HEAD as GET without the body
-    routers = [api_router, page_router(), chart_router(), explain_router()]
+    # The routes are the application's own rather than routers included: an included router matches a request's
+    # path twice (once to say it matches, once to pick the route), through a wrapper of each route, every time.
+    framework = len(app.router.routes)  # FastAPI's own (/openapi.json)
+    for add_routes in (api_router, page_router, chart_router):
+        add_routes(app.router)
+    explain = explain_router()
+    ours = [*app.router.routes[framework:], *explain.routes]
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -90,8 +96,7 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         if exc.status_code == 405 and headers:  # Allow: every method the path answers (/predict: GET, POST)
             methods = {
                 method
-                for router in routers
-                for route in router.routes
+                for route in ours
                 if isinstance(route, Route) and route.path_regex.match(path)
                 for method in route.methods or ()
                 if method != "HEAD"  # answered wherever GET is (delivery.py), as the API's routes never said
@@ -111,6 +116,5 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         message = exc.localized("en", named=not isinstance(exc.place, str))
         return JSONResponse({"errors": [{"field": exc.field, "message": message}]}, status_code=422)
 
-    for router in routers:
-        app.include_router(router)
+    app.include_router(explain)
     return app

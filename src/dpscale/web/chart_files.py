@@ -103,9 +103,10 @@ class _Kept:
 KEPT_CHARTS = 64  # some 60 kB each
 
 
-def chart_router() -> APIRouter:
-    """The charts (``/chart/<calculator>.svg``) and the exports (``/export/<calculator>.json|csv``)."""
-    router = APIRouter(include_in_schema=False)
+def chart_router(router: APIRouter | None = None) -> APIRouter:
+    """``router`` (a new one by default) with the charts (``/chart/<calculator>.svg``) and the exports
+    (``/export/<calculator>.json|csv``), none of them in the API's schema."""
+    router = APIRouter() if router is None else router
 
     def chart_form(name: str, request: Request, lang: str | None) -> tuple[Lang, Form]:
         chosen = choose_lang(request, lang)
@@ -118,12 +119,12 @@ def chart_router() -> APIRouter:
         errors = [{"field": k, "message": v} for k, v in form.errors.items()]
         return JSONResponse({"errors": errors}, status_code=422)
 
-    @router.get("/chart/scaling.svg")
+    @router.get("/chart/scaling.svg", include_in_schema=False)
     def chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("scaling", request, lang)
         return form_errors(form) if form.result is None else svg(_scaling_svg(form.result, chosen, width))
 
-    @router.get("/chart/pipeline.svg")
+    @router.get("/chart/pipeline.svg", include_in_schema=False)
     def pipeline_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         chosen, form = chart_form("pipeline", request, lang)
         if form.result is None:
@@ -133,7 +134,7 @@ def chart_router() -> APIRouter:
     kept = _Kept(KEPT_CHARTS)
     predict_fields = {*CALCULATORS["predict"].fields, "from"}
 
-    @router.get("/chart/predict.svg")
+    @router.get("/chart/predict.svg", include_in_schema=False)
     def predict_chart(request: Request, lang: str | None = None, width: Width = PAGE_WIDTH) -> Response:
         from dpscale.charts import prediction_chart, to_svg
 
@@ -149,7 +150,7 @@ def chart_router() -> APIRouter:
             kept.put(key, drawn)
         return svg(drawn)
 
-    @router.get("/chart/fit.svg")
+    @router.get("/chart/fit.svg", include_in_schema=False)
     def fit_chart(request: Request, lang: str | None = None, width: Width = 640) -> Response:
         from dpscale.charts import fit_chart, to_svg
 
@@ -158,7 +159,7 @@ def chart_router() -> APIRouter:
             return form_errors(form)
         return svg(to_svg(fit_chart(form.result, chosen), lang=chosen, width=width))
 
-    @router.get("/export/{name}.{kind}")
+    @router.get("/export/{name}.{kind}", include_in_schema=False)
     def export_file(request: Request, name: str, kind: str, lang: str | None = None) -> Response:
         """A page's answer as a file (its download links): the API's JSON, or its rows as CSV."""
         if name not in CALCULATORS or kind not in ("json", "csv"):

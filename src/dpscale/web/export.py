@@ -16,11 +16,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus
 
 from dpscale.inputs import Input
 
@@ -35,6 +36,7 @@ __all__ = [
     "command_of",
     "csv_text",
     "plans_of",
+    "query_string",
     "rows_of",
 ]
 
@@ -53,6 +55,20 @@ ROWS = ("predictions", "options", "models")
 
 # A posted body's keys, where the API's body names an input otherwise (/api/v1/fit takes points and models).
 _BODY_NAMES = {"measurements": "points", "model": "models"}
+
+
+# What a query string carries as it is (urllib's always-safe characters): most names and values are only these.
+_AS_IS = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
+def _quoted(text: str) -> str:
+    return text if _AS_IS.fullmatch(text) else quote_plus(text)
+
+
+def query_string(values: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
+    """``urllib.parse.urlencode(values)`` of names and values that are text: the same string, written sooner."""
+    pairs = values.items() if isinstance(values, Mapping) else values
+    return "&".join(f"{_quoted(name)}={_quoted(value)}" for name, value in pairs)
 
 
 def answer_of(result: Any) -> dict[str, Any]:
@@ -239,7 +255,7 @@ def api_call(
         shown = _api_value(item, value)
         for each in shown if isinstance(shown, list) else [shown]:
             query.append((key, each if isinstance(each, str) else _plain(each)))
-    return f"curl {shlex.quote(url + ('?' + urlencode(query) if query else ''))}"
+    return f"curl {shlex.quote(url + ('?' + query_string(query) if query else ''))}"
 
 
 @dataclass(frozen=True)
@@ -291,5 +307,5 @@ def plans_of(result: Any, lang: str) -> tuple[tuple[int, float, str], ...]:
             "per_device_throughput": _plain(prediction.per_device_throughput),
             "efficiency": f"{float(efficiency) * 100:.4f}%",
         }
-        out.append((int(devices), float(efficiency), "/plan?" + urlencode(query)))
+        out.append((int(devices), float(efficiency), "/plan?" + query_string(query)))
     return tuple(out)

@@ -11,12 +11,12 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlencode
+from typing import Annotated, Any, NamedTuple
+from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
-from jinja2 import Environment
+from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 
 from dpscale import scaling
@@ -44,7 +44,7 @@ from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
 from dpscale.web.templating import environment
 
-__all__ = ["frame", "page_environment", "page_router", "render_fragment", "render_page"]
+__all__ = ["Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
 
 
 def _chart_top(result: scaling.Scaling) -> int:
@@ -65,10 +65,10 @@ def _short_query(values: Mapping[str, str]) -> str:
     Measurements pasted into /fit are posted, not linked; the short inputs stay shareable.
     """
     kept = dict(values)
-    text = urlencode(kept)
+    text = export.query_string(kept)
     while len(text) > MAX_QUERY - 64 and kept:  # room for the path's own parameters
         del kept[max(kept, key=lambda k: len(kept[k]))]
-        text = urlencode(kept)
+        text = export.query_string(kept)
     return text
 
 
@@ -146,10 +146,9 @@ def page_environment(lang: Lang) -> Environment:
     return env
 
 
-@functools.cache
 def frame(name: str, lang: Lang) -> tuple[str, ...]:
     """Calculator ``name``'s page in ``lang`` as no input changes it (the heading, the explanation, the
-    formula, the FAQ, the legal notice), rendered once per language and process.
+    formula, the FAQ, the legal notice): rendered once per language when the application is made.
 
     Where the template calls ``slot(part)``, each request fills in its part: the items at odd places
     name the part, those between are the page's own text. Nothing is kept by query string: each
@@ -163,16 +162,43 @@ def frame(name: str, lang: Lang) -> tuple[str, ...]:
 _SLOT = re.compile(r"<!--dpscale:slot:(\w+)-->")
 
 
+class Speech(NamedTuple):
+    """What the pages of one language are rendered with, made once per application (:func:`speeches`): each
+    calculator's frame, the macros of its parts and of the take-away, and the live update's template."""
+
+    frames: dict[str, tuple[str, ...]]
+    parts: dict[str, Any]  # each calculator's _<name>_parts.html, as a module: its macros take the request's form
+    takeaway: Any
+    fragment: Template
+
+
+def speeches() -> dict[Lang, Speech]:
+    """Every language's :class:`Speech`: its frames rendered, its templates loaded (``page_router`` calls it)."""
+    made = {}
+    for lang in LANGUAGES:
+        env = page_environment(lang)
+        made[lang] = Speech(
+            {name: frame(name, lang) for name in CALCULATORS},
+            {name: env.get_template(f"_{name}_parts.html").module for name in CALCULATORS},
+            env.get_template("_takeaway.html").module,
+            env.get_template("fragment.html"),
+        )
+    return made
+
+
 def _asked(
     calc: Calculator, request: Request, posted: Mapping[str, str] | None
 ) -> tuple[Lang, Form, str, bool, export.Takeaway | None]:
     """What a page or fragment request asks: its language, its form read and computed, the query a link
     to its result carries (and whether it fits in one), and what it offers to take away."""
-    known = {*calc.fields, "lang", "from"}
-    given = {**request.query_params, **{k: v for k, v in (posted or {}).items() if k in known}}
-    chosen = choose_lang(request, request.query_params.get("lang") or given.get("lang"))
+    given = dict(request.query_params)
+    asked_lang = given.get("lang")
+    if posted:
+        known = {*calc.fields, "lang", "from"}
+        given.update((k, v) for k, v in posted.items() if k in known)
+    chosen = choose_lang(request, asked_lang or given.get("lang"))
     form = read_form(calc, chosen, given)
-    query = urlencode({**form.values, "lang": chosen})
+    query = export.query_string({**form.values, "lang": chosen})
     linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
     return chosen, form, query, linked, _taken(calc, form, query if linked else "", str(request.base_url))
 
@@ -181,28 +207,32 @@ def _html(page: str, chosen: Lang) -> HTMLResponse:
     return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
 
-def render_page(calc: Calculator, request: Request, posted: Mapping[str, str] | None = None) -> HTMLResponse:
+def render_page(
+    calc: Calculator, spoken: Mapping[Lang, Speech], request: Request, posted: Mapping[str, str] | None = None
+) -> HTMLResponse:
     """Calculator ``calc``'s page for ``request``: its frame (:func:`frame`) with this request's parts."""
     chosen, form, query, linked, taken = _asked(calc, request, posted)
-    env = page_environment(chosen)
-    parts: Any = env.get_template(f"_{calc.name}_parts.html").module  # made once: its macros take the request
-    takeaway: Any = env.get_template("_takeaway.html").module
+    speech = spoken[chosen]
+    parts = speech.parts[calc.name]
     switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
     inline = (lambda: None) if linked else (lambda: chart_uri(calc.name, form.result, chosen))
     filled = {
         "fields": parts.inputs(form, calc),
-        "results": parts.results(form, query, inline) + takeaway.block(taken, calc.name),
+        "results": parts.results(form, query, inline) + speech.takeaway.block(taken, calc.name),
         "example": parts.example(form),
         "switch": str(escape(switch)),
     }
-    return _html("".join(filled[text] if i % 2 else text for i, text in enumerate(frame(calc.name, chosen))), chosen)
+    page = "".join(filled[text] if i % 2 else text for i, text in enumerate(speech.frames[calc.name]))
+    return _html(page, chosen)
 
 
-def render_fragment(calc: Calculator, request: Request, posted: Mapping[str, str] | None = None) -> HTMLResponse:
+def render_fragment(
+    calc: Calculator, spoken: Mapping[Lang, Speech], request: Request, posted: Mapping[str, str] | None = None
+) -> HTMLResponse:
     """What the page swaps in as the user types: the results, the worked example and each field's message."""
     chosen, form, query, linked, taken = _asked(calc, request, posted)
     inline = (lambda: None) if linked else (lambda: chart_uri(calc.name, form.result, chosen))
-    template = page_environment(chosen).get_template("fragment.html")
+    template = spoken[chosen].fragment
     return _html(template.render(calc=calc, form=form, query=query, chart_uri=inline, taken=taken), chosen)
 
 
@@ -212,58 +242,73 @@ def render_fragment(calc: Calculator, request: Request, posted: Mapping[str, str
 # The GET ones are plain Starlette routes: FastAPI's parameter machinery would cost more than the page.
 
 
-def _page(calc: Calculator, request: Request) -> HTMLResponse:
-    return render_page(calc, request)
+Spoken = Mapping[Lang, Speech]
 
 
-def _fragment(calc: Calculator, request: Request) -> HTMLResponse:
-    return render_fragment(calc, request)
+def _page(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
+    return render_page(calc, spoken, request)
 
 
-async def _page_here(calc: Calculator, request: Request) -> HTMLResponse:
-    return render_page(calc, request)
+def _fragment(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
+    return render_fragment(calc, spoken, request)
 
 
-async def _fragment_here(calc: Calculator, request: Request) -> HTMLResponse:
-    return render_fragment(calc, request)
+async def _page_here(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
+    return render_page(calc, spoken, request)
 
 
-def _posted_page(calc: Calculator) -> Callable[..., HTMLResponse]:
+async def _fragment_here(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
+    return render_fragment(calc, spoken, request)
+
+
+def _posted_page(calc: Calculator, spoken: Spoken) -> Callable[..., HTMLResponse]:
     # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
     def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-        return render_page(calc, request, posted)
+        return render_page(calc, spoken, request, posted)
 
     return page_post
 
 
-def _posted_fragment(calc: Calculator) -> Callable[..., HTMLResponse]:
+def _posted_fragment(calc: Calculator, spoken: Spoken) -> Callable[..., HTMLResponse]:
     def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-        return render_fragment(calc, request, posted)
+        return render_fragment(calc, spoken, request, posted)
 
     return fragment_post
 
 
-def page_router() -> APIRouter:
-    """The pages, fragments, charts and the API's docs page (called by ``create_app()``)."""
-    router = APIRouter(include_in_schema=False)
+def page_router(router: APIRouter | None = None) -> APIRouter:
+    """``router`` (a new one by default) with the pages, their fragments and the API's docs page (``create_app()``
+    gives its own)."""
+    router = APIRouter() if router is None else router
+    spoken = speeches()
     for calc in CALCULATORS.values():
-        shown = functools.partial(_page if calc.costly else _page_here, calc)
-        swapped = functools.partial(_fragment if calc.costly else _fragment_here, calc)
+        shown = functools.partial(_page if calc.costly else _page_here, calc, spoken)
+        swapped = functools.partial(_fragment if calc.costly else _fragment_here, calc, spoken)
         router.add_route(calc.path, shown, methods=["GET"], name=calc.name, include_in_schema=False)
         router.add_route(f"/fragment/{calc.name}", swapped, methods=["GET"], include_in_schema=False)
-        router.add_api_route(calc.path, _posted_page(calc), methods=["POST"], response_class=HTMLResponse)
         router.add_api_route(
-            f"/fragment/{calc.name}", _posted_fragment(calc), methods=["POST"], response_class=HTMLResponse
+            calc.path,
+            _posted_page(calc, spoken),
+            methods=["POST"],
+            response_class=HTMLResponse,
+            include_in_schema=False,
         )
-    envs = {lang: page_environment(lang) for lang in LANGUAGES}
+        router.add_api_route(
+            f"/fragment/{calc.name}",
+            _posted_fragment(calc, spoken),
+            methods=["POST"],
+            response_class=HTMLResponse,
+            include_in_schema=False,
+        )
+    icon = (Path(__file__).parent / "static" / "favicon.svg").read_bytes()
+    api_docs = page_environment("en").get_template("docs.html").render()  # no input changes it
 
-    @router.get("/favicon.ico")
+    @router.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:  # browsers ask for it whatever the page's <link> says
-        icon = (Path(__file__).parent / "static" / "favicon.svg").read_bytes()
         return Response(icon, media_type="image/svg+xml", headers={"cache-control": "public, max-age=86400"})
 
-    @router.get("/docs", response_class=HTMLResponse)
+    @router.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:
-        return HTMLResponse(envs["en"].get_template("docs.html").render())
+        return HTMLResponse(api_docs)
 
     return router

@@ -1,0 +1,68 @@
+"""What a request need not do again: the routes are made with the application, the translations no request
+changes are compiled into the templates, and a query string is written as urllib writes it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.routing import APIRoute
+from starlette.routing import Route
+
+from dpscale.web import api
+from dpscale.web.app import create_app
+from dpscale.web.export import query_string
+from dpscale.web.templating import environment
+
+
+def test_the_routes_are_the_applications_own_and_made_with_it() -> None:
+    first, second = create_app(), create_app()
+    paths = {getattr(route, "path", None): route for route in first.router.routes}
+    assert isinstance(paths["/api/v1/scaling"], APIRoute)  # matched once, not through an included router
+    assert isinstance(paths["/"], Route)
+    assert (
+        paths["/api/v1/scaling"] is not {getattr(r, "path", None): r for r in second.router.routes}["/api/v1/scaling"]
+    )
+    assert not hasattr(api, "router")  # nothing routed at import
+
+
+def test_a_literal_translation_is_compiled_into_the_template() -> None:
+    env = environment("fr")
+    source = "<p>{{ _('Devices') }}</p><p>{% trans %}Calculate{% endtrans %}</p>"
+    code = env.compile(source, raw=True)
+    assert "Appareils" in code
+    assert "'Devices'" not in code
+    assert env.from_string(source).render() == "<p>Appareils</p><p>Calculer</p>"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ _('Devices', n=count) }}",  # a variable: translated as the page renders
+        "{% for _ in [1] %}{{ _ }}{% endfor %}{{ _('Devices') }}",  # the name given another meaning
+        "{% macro m(gettext) %}{{ gettext('Devices') }}{% endmacro %}{{ m(str) }}",
+    ],
+)
+def test_a_translation_that_a_request_may_change_is_left_to_the_request(source: str) -> None:
+    assert "Appareils" not in environment("fr").compile(source, raw=True)
+
+
+def test_a_literal_variable_is_escaped_as_the_request_would() -> None:
+    env = environment("en")
+    folded = env.from_string(
+        "{{ _('The command line does not take %(names)s: the API call below does.', names='<b>') }}"
+    )
+    assert "&lt;b&gt;" in folded.render()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"devices": "64", "per_device_throughput": "2000", "efficiency": "90 %", "lang": "fr"},
+        {"unit": "échantillons/s", "x": "a+b&c=d", "y": "", "z": "~._-", "w": "100%", "v": "1 000\u00a0000"},
+        {"log": "#  size count\n  8 2 float sum -1", "q": "<script>", "": "é", "tab": "\t"},
+    ],
+)
+def test_a_query_string_is_written_as_urllib_writes_it(values: dict[str, str]) -> None:
+    assert query_string(values) == urlencode(values)
+    assert query_string(list(values.items())) == urlencode(list(values.items()))
