@@ -142,7 +142,11 @@ def _kept(write: Callable[..., str]) -> Callable[..., str]:
 def page_environment(lang: Lang) -> Environment:
     """The pages' environment of ``lang``: :func:`~dpscale.web.templating.environment` with the helpers."""
     env = environment(lang)
-    env.globals.update(_helpers(lang))
+    helpers = _helpers(lang)
+    env.globals.update(helpers)
+    # The numbers' writers are filters too (``x | num``): a filter is bound as the template compiles, where a
+    # function's call is looked up and inspected on each call.
+    env.filters.update({name: helpers[name] for name in ("num", "pct", "times")})
     return env
 
 
@@ -186,11 +190,28 @@ def speeches() -> dict[Lang, Speech]:
     return made
 
 
-def _asked(
-    calc: Calculator, request: Request, posted: Mapping[str, str] | None
-) -> tuple[Lang, Form, str, bool, export.Takeaway | None]:
-    """What a page or fragment request asks: its language, its form read and computed, the query a link
-    to its result carries (and whether it fits in one), and what it offers to take away."""
+def _with(values: Mapping[str, str], encoded: str, extra: Mapping[str, str]) -> str:
+    """The query string of ``{**values, **extra}``, from ``encoded``, that of ``values`` alone: written once per
+    request, it is in every link the page makes."""
+    if not encoded or any(name in values for name in extra):
+        return export.query_string({**values, **extra})
+    return f"{encoded}&{export.query_string(extra)}"
+
+
+class _Asked(NamedTuple):
+    """What a page or fragment request asks: its language, its form read and computed, the query string of
+    the form's values, the query a link to its result carries (and whether it fits in one), and what it
+    offers to take away."""
+
+    lang: Lang
+    form: Form
+    encoded: str
+    query: str
+    linked: bool
+    taken: export.Takeaway | None
+
+
+def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None) -> _Asked:
     given = dict(request.query_params)
     asked_lang = given.get("lang")
     if posted:
@@ -198,29 +219,38 @@ def _asked(
         given.update((k, v) for k, v in posted.items() if k in known)
     chosen = choose_lang(request, asked_lang or given.get("lang"))
     form = read_form(calc, chosen, given)
-    query = export.query_string({**form.values, "lang": chosen})
+    encoded = export.query_string(form.values)
+    query = _with(form.values, encoded, {"lang": chosen})
     linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-    return chosen, form, query, linked, _taken(calc, form, query if linked else "", str(request.base_url))
+    taken = _taken(calc, form, query if linked else "", str(request.base_url))
+    return _Asked(chosen, form, encoded, query, linked, taken)
 
 
 def _html(page: str, chosen: Lang) -> HTMLResponse:
     return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
 
+def _switch(asked: _Asked) -> str:
+    """The link to the page in the other language: the values as typed, said to be typed in this one."""
+    other = {"lang": "en" if asked.lang == "fr" else "fr", "from": asked.lang}
+    text = _with(asked.form.values, asked.encoded, other)
+    return "?" + (text if len(text) <= MAX_QUERY - 64 else _short_query({**asked.form.values, **other}))
+
+
 def render_page(
     calc: Calculator, spoken: Mapping[Lang, Speech], request: Request, posted: Mapping[str, str] | None = None
 ) -> HTMLResponse:
     """Calculator ``calc``'s page for ``request``: its frame (:func:`frame`) with this request's parts."""
-    chosen, form, query, linked, taken = _asked(calc, request, posted)
+    asked = _asked(calc, request, posted)
+    chosen, form = asked.lang, asked.form
     speech = spoken[chosen]
     parts = speech.parts[calc.name]
-    switch = "?" + _short_query({**form.values, "lang": "en" if chosen == "fr" else "fr", "from": chosen})
-    inline = (lambda: None) if linked else (lambda: chart_uri(calc.name, form.result, chosen))
+    inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
     filled = {
         "fields": parts.inputs(form, calc),
-        "results": parts.results(form, query, inline) + speech.takeaway.block(taken, calc.name),
+        "results": parts.results(form, asked.query, inline) + speech.takeaway.block(asked.taken, calc.name),
         "example": parts.example(form),
-        "switch": str(escape(switch)),
+        "switch": str(escape(_switch(asked))),
     }
     page = "".join(filled[text] if i % 2 else text for i, text in enumerate(speech.frames[calc.name]))
     return _html(page, chosen)
@@ -230,10 +260,11 @@ def render_fragment(
     calc: Calculator, spoken: Mapping[Lang, Speech], request: Request, posted: Mapping[str, str] | None = None
 ) -> HTMLResponse:
     """What the page swaps in as the user types: the results, the worked example and each field's message."""
-    chosen, form, query, linked, taken = _asked(calc, request, posted)
-    inline = (lambda: None) if linked else (lambda: chart_uri(calc.name, form.result, chosen))
-    template = spoken[chosen].fragment
-    return _html(template.render(calc=calc, form=form, query=query, chart_uri=inline, taken=taken), chosen)
+    asked = _asked(calc, request, posted)
+    chosen, form = asked.lang, asked.form
+    inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
+    variables = {"calc": calc, "form": form, "query": asked.query, "chart_uri": inline, "taken": asked.taken}
+    return _html(spoken[chosen].fragment.render(variables), chosen)
 
 
 # The routes of each calculator. A page that computes is a ``def``: Starlette runs it in its thread
