@@ -40,16 +40,10 @@ def _main(args: list[str]) -> None:
     import typer
     from typer._click.exceptions import ClickException  # Typer's own (vendored) Click
 
-    import dpscale.cli.scaling
-    import dpscale.cli.serve
-    from dpscale.cli.app import app
+    from dpscale.cli.app import create_app
     from dpscale.errors import DpscaleError, InvalidInput, RunFailed
 
-    if not args or args[0] not in LIGHT_COMMANDS:  # the others: loaded only when one of them may run
-        import dpscale.cli.calculators
-        import dpscale.cli.cluster
-        import dpscale.cli.explain
-        import dpscale.cli.models  # noqa: F401
+    app = create_app(light=bool(args) and args[0] in LIGHT_COMMANDS)  # the others load only when one may run
     if not args or args == ["scale"]:  # nothing to compute yet: say how
         args = [*args, "--help"]
     command = typer.main.get_command(app)

@@ -1,8 +1,9 @@
-"""The Typer application and its root options; the commands register on it from their modules.
+"""The Typer application and its root options, built when the command line runs.
 
-scaling.py (scale) and serve.py load alone, for a quick start; calculators.py (batch, bubble,
-plan), models.py (predict, fit), cluster.py (measure, probe) and explain.py (explain) load for the
-other commands.
+Nothing is built at import: :func:`create_app` makes the app and asks each command module to
+``register`` its commands on it. scaling.py (scale) and serve.py load alone, for a quick start;
+calculators.py (batch, bubble, plan), cluster.py (measure, probe), explain.py (explain) and
+models.py (predict, fit) load only when one of their commands may run.
 """
 
 from __future__ import annotations
@@ -11,17 +12,31 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["app"]
+__all__ = ["create_app"]
 
-app = typer.Typer(
-    name="dpscale",
-    help="How fast will a data-parallel job really run, and why not faster?",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def create_app(*, light: bool = False) -> typer.Typer:
+    """The ``dpscale`` application with every command; with ``light``, only those that load alone (scale, serve)."""
+    from dpscale.cli import scaling, serve
+
+    app = typer.Typer(
+        name="dpscale",
+        help="How fast will a data-parallel job really run, and why not faster?",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    scaling.register(app)
+    serve.register(app)
+    if not light:
+        from dpscale.cli import calculators, cluster, explain, models
+
+        for module in (calculators, cluster, explain, models):  # the order --help lists them in
+            module.register(app)
+    return app
 
 
 def _version(value: bool) -> None:
@@ -32,7 +47,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")

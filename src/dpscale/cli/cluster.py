@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dpscale.cli.app import app
 from dpscale.cli.definitions import named_as_options
-from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of
+from dpscale.cli.options import JsonOption, LangOption, lang_of, respond
 from dpscale.errors import MissingExtra
 from dpscale.i18n import Lang
 from dpscale.parse import parse_count, parse_scaled_count
@@ -18,7 +17,7 @@ from dpscale.parse import parse_count, parse_scaled_count
 if TYPE_CHECKING:
     from dpscale.measure.launch import Launch
 
-__all__ = ["measure", "probe"]
+__all__ = ["measure", "probe", "register"]
 
 
 Nodes = Annotated[
@@ -97,7 +96,6 @@ def _measure_module() -> Any:
     return launcher
 
 
-@app.command()
 def measure(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node at each size: 1,2,4,8.")] = "1,2",
     workload: Annotated[str, typer.Option("--workload", "-w", help="mlp, cnn or transformer.")] = "mlp",
@@ -215,13 +213,15 @@ def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> N
     # runs left out, ranks inferred (each log's), and what the fit found (an in-network reduction)
     for note in dict.fromkeys([*(note for log in logs for note in log.notes), *imported.notes]):
         print(said % {"text": escaped(note.localized(language))}, file=sys.stderr)
-    if as_json:
-        emit_json(imported.profile.to_dict())
-        return
-    print_import(imported, out, language)
+    respond(
+        imported,
+        language,
+        as_json=as_json,
+        payload=lambda found: found.profile.to_dict(),
+        table=lambda found, lang: print_import(found, out, lang),
+    )
 
 
-@app.command()
 def probe(
     nproc: Annotated[str, typer.Option("--nproc", help="Ranks per node.")] = "2",
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="Largest message: 64MB, 256MiB.")] = "64MiB",
@@ -296,7 +296,16 @@ def probe(
     if profile is None:  # node 0 writes the profile, and alone prints it: one document on stdout
         print(f"node {cluster.node_rank}: done; node 0 wrote the profile{_and_prints(as_json)}", file=sys.stderr)
         return
-    if as_json:
-        emit_json(profile.to_dict())
-        return
-    print_probe(profile.to_dict(), out, language)
+    respond(
+        profile,
+        language,
+        as_json=as_json,
+        payload=lambda probed: probed.to_dict(),
+        table=lambda probed, lang: print_probe(probed.to_dict(), out, lang),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dpscale measure`` and ``probe`` to ``app``."""
+    app.command()(measure)
+    app.command()(probe)

@@ -6,13 +6,11 @@ from typing import Annotated
 
 import typer
 
-from dpscale.cli.app import app
-from dpscale.cli.options import JsonOption, LangOption, emit_json, lang_of
+from dpscale.cli.options import JsonOption, LangOption, lang_of, respond
 
-__all__ = ["explain"]
+__all__ = ["explain", "register"]
 
 
-@app.command()
 def explain(
     traces: Annotated[
         list[str],
@@ -33,7 +31,9 @@ def explain(
 
     language = lang_of(lang)
     found = core.explain(traces)
-    if as_json:
-        emit_json(found.to_dict())
-        return
-    print_explanation(found, language)
+    respond(found, language, as_json=as_json, payload=core.Explanation.to_dict, table=print_explanation)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dpscale explain`` to ``app``."""
+    app.command()(explain)

@@ -1,12 +1,12 @@
-"""What every command shares: --lang and --json, reading optional values, writing JSON and charts."""
+"""What every command shares: --lang and --json, reading optional values, and how a command ends
+(:func:`respond`: the chart saved if asked, then the JSON object or the tables)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -20,7 +20,7 @@ __all__ = [
     "emit_json",
     "lang_of",
     "one_of",
-    "save_plot",
+    "respond",
 ]
 
 
@@ -29,6 +29,9 @@ LangOption = Annotated[
     typer.Option("--lang", help="fr or en: how numbers are read and shown [default: from the locale, else en]."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print a JSON object instead of a table.")]
+
+
+R = TypeVar("R")
 
 
 def lang_of(value: str | None) -> Lang:
@@ -46,13 +49,38 @@ def one_of(field: str, positional: str | None, option: str | None) -> str | None
     return positional if positional is not None else option
 
 
-def emit_json(payload: dict[str, object]) -> None:
+def emit_json(payload: Mapping[str, object]) -> None:
     print(json.dumps(payload, ensure_ascii=False))
 
 
-def save_plot(path: str, write: Callable[[], Path], lang: Lang) -> None:
+def respond(
+    result: R,
+    lang: Lang,
+    *,
+    as_json: bool,
+    payload: Callable[[R], Mapping[str, Any]],
+    table: Callable[[R, Lang], None],
+    plot: str | None = None,
+    chart: Callable[[R, Lang], Any] | None = None,
+) -> None:
+    """How a command ends: ``chart`` saved where ``--plot`` says, then ``payload`` as JSON, or ``table`` printed.
+
+    ``table`` and ``chart`` import what they need themselves, so that ``--json`` loads neither Rich
+    nor Altair. An error raised on the way ends the command (exit 2, see :func:`dpscale.cli.main`).
+    """
+    if plot is not None and chart is not None:
+        _save_plot(plot, lambda: chart(result, lang), lang)
+    if as_json:
+        emit_json(payload(result))
+        return
+    table(result, lang)
+
+
+def _save_plot(path: str, chart: Callable[[], Any], lang: Lang) -> None:
+    from dpscale.chart_files import save_chart
+
     try:
-        written = write()
+        written = save_chart(chart(), path, lang=lang)
     except OSError as exc:
         raise InvalidInput(
             "plot", path, N_("a path that can be written (%(reason)s)"), params={"reason": exc.strerror}

@@ -31,7 +31,7 @@ __all__ = [
     "print_fit",
     "print_import",
     "print_measurements",
-    "print_plan",
+    "print_planned",
     "print_prediction",
     "print_probe",
     "print_rows",
@@ -39,12 +39,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # `dpscale scale` loads only what it prints
-    from dpscale.batch import Batch, BatchSolution
+    from dpscale.batch import BatchResult
     from dpscale.explain import Explanation
     from dpscale.fit import Fit
     from dpscale.nccltests import Imported
     from dpscale.pipeline import Bubble
-    from dpscale.plan import DeadlinePlan, Plan
+    from dpscale.plan import DeadlinePlan, PlanResult
     from dpscale.predict.levers import Lever
     from dpscale.predict.model import Prediction
     from dpscale.scaling import Solution
@@ -133,8 +133,9 @@ def _grid_table(grid: report.Grid, justify: tuple[JustifyMethod, ...] = ("right"
     return table
 
 
-def print_batch(solution: BatchSolution | None, batch: Batch, lang: Lang, lr: float | None = None) -> None:
+def print_batch(result: BatchResult, lang: Lang) -> None:
     _ = translation(lang).gettext
+    solution, batch = result.solution, result.batch
     notes = []
     if solution is not None and not solution.exact:
         notes.append(
@@ -144,15 +145,21 @@ def print_batch(solution: BatchSolution | None, batch: Batch, lang: Lang, lr: fl
                 diff=format_number(solution.difference, lang),
             )
         )
-    print_rows(report.batch_rows(batch, lang, lr), notes=notes)
+    print_rows(report.batch_rows(batch, lang, result.learning_rate), notes=notes)
 
 
 def print_bubble(b: Bubble, lang: Lang) -> None:
     print_rows(report.bubble_rows(b, lang))
 
 
-def print_plan(p: Plan, lang: Lang) -> None:
-    print_rows(report.plan_rows(p, lang))
+def print_planned(result: PlanResult, lang: Lang) -> None:
+    """The run on the devices given, the fewest that meet the deadline, and whether the model fits: those asked for."""
+    if result.devices_given:
+        print_rows(report.plan_rows(result.plan, lang))
+    if result.deadline is not None:
+        print_deadline(result.deadline, lang)
+    if result.memory is not None:
+        print(report.memory_sentence(result.memory, result.plan.scaling.devices, lang))
 
 
 def print_deadline(dp: DeadlinePlan, lang: Lang) -> None:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
 
 from dpscale import scaling
-from dpscale.cli.app import app
 from dpscale.cli.definitions import OUTPUT, build, command, own
-from dpscale.cli.options import emit_json, lang_of, save_plot
+from dpscale.cli.options import lang_of, respond
+from dpscale.i18n import Lang
 
-__all__: list[str] = []
+__all__ = ["register"]
 
 
 def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
@@ -27,20 +28,28 @@ def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str 
             "warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput"
         )
         print(warning % {"e": format_percent(solution.scaling.efficiency, language)}, file=sys.stderr)
-    if plot is not None:
-        from dpscale.charts import save_chart, scaling_chart
+    respond(solution, language, as_json=as_json, payload=_payload, table=_table, plot=plot, chart=_chart)
 
-        save_plot(plot, lambda: save_chart(scaling_chart(solution.scaling, language), plot, lang=language), language)
-    if as_json:
-        payload = solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
-        emit_json(payload)
-        return
+
+def _payload(solution: scaling.Solution) -> Mapping[str, Any]:
+    return solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
+
+
+# The table and the chart load Rich and the charts when they are wanted: `--json` needs neither.
+def _table(solution: scaling.Solution, lang: Lang) -> None:
     from dpscale.cli.render import print_scaling
 
-    print_scaling(solution, language)
+    print_scaling(solution, lang)
 
 
-def _register() -> None:
+def _chart(solution: scaling.Solution, lang: Lang) -> Any:
+    from dpscale.charts import scaling_chart
+
+    return scaling_chart(solution.scaling, lang)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dpscale scale`` to ``app``."""
     plot = Annotated[
         str | None, typer.Option("--plot", help="Also save the chart: out.svg, out.png or out.json (Vega-Lite).")
     ]
@@ -54,6 +63,3 @@ def _register() -> None:
     """
     options = [own("plot", plot, None), *OUTPUT]
     app.command("scale")(command(scaling.SCALING, _scale, options, doc))
-
-
-_register()

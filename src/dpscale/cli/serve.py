@@ -7,13 +7,11 @@ from typing import Annotated
 
 import typer
 
-from dpscale.cli.app import app
 from dpscale.errors import MissingExtra
 
-__all__ = ["serve"]
+__all__ = ["register", "serve"]
 
 
-@app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
@@ -31,3 +29,8 @@ def serve(
     bound = sock.getsockname()[1]
     print(f"dpscale: serving on http://{host}:{bound}/ (Ctrl-C to stop)", file=sys.stderr)
     server.serve(sock, request_seconds=request_timeout)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dpscale serve`` to ``app``."""
+    app.command()(serve)
