@@ -189,6 +189,27 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Give any three of d, v, E and A" in " ".join(out.split())
 
 
+def test_no_command_is_built_at_import() -> None:
+    import importlib
+
+    import typer
+
+    from dpscale.cli.app import create_app
+
+    modules = ["app", "scaling", "serve", "calculators", "cluster", "explain", "models"]
+    for name in modules:  # a Typer app made at import would sit in one of them
+        module = importlib.import_module(f"dpscale.cli.{name}")
+        assert not [k for k, v in vars(module).items() if isinstance(v, typer.Typer)], name
+
+    def names(app: typer.Typer) -> list[str]:
+        return list(typer.main.get_command(app).commands)  # type: ignore[attr-defined]  # a group's, in order
+
+    everything = ["scale", "serve", "batch", "bubble", "plan", "measure", "probe", "explain", "predict", "fit"]
+    assert names(create_app()) == everything
+    assert names(create_app(light=True)) == ["scale", "serve"]
+    assert create_app() is not create_app()  # built when asked, each time
+
+
 def _subprocess(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LANGUAGE", "LC_MESSAGES")}
     return subprocess.run(list(args), capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
