@@ -61,13 +61,13 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
         redoc_url=None,
     )
     app.body_seconds = body_seconds
-    app.mount("/static", VersionedStatic(directory=STATIC), name="static")
     app.add_middleware(Delivery)  # gzip for clients that take it; HEAD as GET without the body
     # The routes are the application's own rather than routers included: an included router matches a request's
     # path twice (once to say it matches, once to pick the route), through a wrapper of each route, every time.
     framework = len(app.router.routes)  # FastAPI's own (/openapi.json)
     for add_routes in (api_router, page_router, chart_router):
         add_routes(app.router)
+    app.mount("/static", VersionedStatic(directory=STATIC), name="static")  # after the routes asked more often
     explain = explain_router()
     ours = [*app.router.routes[framework:], *explain.routes]
 

@@ -102,23 +102,28 @@ class Guard:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *HEADERS]
+                message["headers"] = [*message.get("headers", ()), *HEADERS]
             await send(message)
 
         query_length = len(scope.get("query_string", b""))
         if query_length > MAX_QUERY:
             await _answer(send_with_headers, TOO_LONG_QUERY, scope, query_length)
             return
-        limit = body_limit(scope)
-        declared = _content_length(scope)
+        length, encoding = _body_headers(scope)
+        upload = _upload(scope)
+        if length is None and encoding is None and not upload:  # no body (a GET): nothing more to bound
+            await self.app(scope, receive, send_with_headers)
+            return
+        limit = MAX_UPLOAD if upload else MAX_BODY
+        declared = None if length is None else _length(length)
         if declared is not None and declared > limit:
             size = None if declared == _UNREADABLE else declared
             await _answer(send_with_headers, _too_large(limit), scope, size, limit)
             return
-        if _upload(scope):
+        if upload:
             await self._stream(scope, receive, send_with_headers, limit)
             return
-        if declared or _chunked(scope):
+        if declared or b"chunked" in (encoding or b"").lower():
             try:
                 async with asyncio.timeout(self.body_seconds):
                     body = await _read_body(receive)
@@ -190,16 +195,21 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-def _content_length(scope: Scope) -> int | None:
-    value = _header(scope, b"content-length")
-    if value is None:
-        return None
+def _body_headers(scope: Scope) -> tuple[bytes | None, bytes | None]:
+    """The request's ``content-length`` and ``transfer-encoding`` (the first of each), in one look at its headers."""
+    length = encoding = None
+    for key, value in scope.get("headers", ()):
+        if key == b"content-length" and length is None:
+            length = bytes(value)
+        elif key == b"transfer-encoding" and encoding is None:
+            encoding = bytes(value)
+    return length, encoding
+
+
+def _length(value: bytes) -> int:
+    """A ``content-length``'s number of bytes; :data:`_UNREADABLE` where it is not a number."""
     text = value.strip()
     return int(text) if text.isdigit() and len(text) < 20 else _UNREADABLE
-
-
-def _chunked(scope: Scope) -> bool:
-    return b"chunked" in (_header(scope, b"transfer-encoding") or b"").lower()
 
 
 async def _read_body(receive: Receive) -> bytes | None:
