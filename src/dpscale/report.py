@@ -54,6 +54,7 @@ __all__ = [
     "explanation_rows",
     "exposed_text",
     "fit_grid",
+    "gigabytes_per_second",
     "levers_title",
     "memory_sentence",
     "plan_rows",
@@ -257,6 +258,11 @@ def exposed_text(exposed: float, wait: float, lang: Lang) -> str:
     return _("%(exposed)s (%(wait)s waiting)") % {"exposed": shown, "wait": format_milliseconds(waiting, lang)}
 
 
+def gigabytes_per_second(bytes_per_second: float, lang: Lang, *, decimals: int) -> str:
+    """A bandwidth in bytes per second, written in GB/s (the unit nccl-tests prints) without the unit: ``12.5``."""
+    return format_number(bytes_per_second / 1e9, lang, decimals=decimals)
+
+
 def alone_text(e: Explanation, lang: Lang) -> str:
     """The step one device would take alone (compute + other): the ranks' range and mean where they differ."""
     c = e.calibration
@@ -283,7 +289,7 @@ def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
         Row(_("Step-time variation (CV)"), format_percent(c.step_time_cv, lang)),
     ]
     if c.bandwidth is not None:
-        rows.append(Row(_("Achieved bandwidth (algbw)"), f"{format_number(c.bandwidth / 1e9, lang, decimals=3)} GB/s"))
+        rows.append(Row(_("Achieved bandwidth (algbw)"), f"{gigabytes_per_second(c.bandwidth, lang, decimals=3)} GB/s"))
     return rows
 
 

@@ -310,8 +310,8 @@ def print_probe(profile: Mapping[str, Any], out: str, lang: Lang) -> None:
         table.add_row(
             format_number(row.bytes, lang),
             format_milliseconds(row.seconds, lang),
-            format_number(row.algbw / 1e9, lang, decimals=3),
-            format_number(row.busbw / 1e9, lang, decimals=3),
+            report.gigabytes_per_second(row.algbw, lang, decimals=3),
+            report.gigabytes_per_second(row.busbw, lang, decimals=3),
         )
     _print_table(console, table)
     tier = probed.intra or probed.inter
@@ -320,7 +320,7 @@ def print_probe(profile: Mapping[str, Any], out: str, lang: Lang) -> None:
             _("Fitted: latency α = %(a)s, bandwidth 1/β = %(b)s GB/s; profile written to %(out)s")
             % {
                 "a": format_milliseconds(tier.latency, lang),
-                "b": format_number(tier.bandwidth / 1e9, lang, decimals=3),
+                "b": report.gigabytes_per_second(tier.bandwidth, lang, decimals=3),
                 "out": out,
             }
         )
@@ -343,7 +343,7 @@ def print_import(imported: Imported, out: str, lang: Lang) -> None:
                     collective,
                     tiers[tier],
                     format_milliseconds(link.latency, lang),
-                    format_number(link.bandwidth / 1e9, lang, decimals=1),
+                    report.gigabytes_per_second(link.bandwidth, lang, decimals=1),
                 )
     _print_table(console, table)
     console.print(
