@@ -3,12 +3,16 @@ changes are compiled into the templates, and a query string is written as urllib
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 import pytest
+from babel.messages.pofile import read_po
 from fastapi.routing import APIRoute
+from markupsafe import Markup
 from starlette.routing import Route
 
+from dpscale.i18n import LOCALE_DIR, Lang, translation
 from dpscale.web import api
 from dpscale.web.app import create_app
 from dpscale.web.export import query_string
@@ -66,3 +70,18 @@ def test_a_literal_variable_is_escaped_as_the_request_would() -> None:
 def test_a_query_string_is_written_as_urllib_writes_it(values: dict[str, str]) -> None:
     assert query_string(values) == urlencode(values)
     assert query_string(list(values.items())) == urlencode(list(values.items()))
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_message_with_variables_is_escaped_as_markup_escapes_it(lang: Lang) -> None:
+    with (LOCALE_DIR / "fr" / "LC_MESSAGES" / "dpscale.po").open("rb") as po:
+        messages = [m.id for m in read_po(po) if isinstance(m.id, str) and "%(" in m.id]
+    assert len(messages) > 50
+    gettext = environment(lang).globals["_"]
+    catalog = translation(lang)
+    typed = "<b>\"x\" & 'y'</b> 100%"
+    for message in messages:
+        names = set(re.findall(r"%\((\w+)\)s", message))
+        variables = {name: typed if i % 2 else Markup("<i>kept</i>") for i, name in enumerate(sorted(names))}
+        expected = Markup(catalog.gettext(message)) % variables  # noqa: S704  # our own messages
+        assert gettext(message, **variables) == expected, message

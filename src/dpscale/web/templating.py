@@ -15,7 +15,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, nodes, select_autoescape
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.visitor import NodeTransformer
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from dpscale._version import __version__
 from dpscale.format import format_number
@@ -53,11 +53,18 @@ def _gettext(lang: Lang) -> Callable[..., Markup]:
     catalog = translation(lang)  # our own messages: trusted markup, as Jinja's i18n treats them
 
     @functools.lru_cache(maxsize=2048)
+    def translated(message: str) -> str:
+        return catalog.gettext(message)
+
+    @functools.lru_cache(maxsize=2048)
     def constant(message: str) -> Markup:
-        return Markup(catalog.gettext(message)) % {}  # noqa: S704
+        return Markup(translated(message)) % {}  # noqa: S704
 
     def gettext(message: str, /, **variables: Any) -> Markup:
-        return Markup(catalog.gettext(message)) % variables if variables else constant(message)  # noqa: S704
+        if not variables:
+            return constant(message)
+        # As Markup(text) % variables gives it (the messages' fields are all %(name)s): each variable escaped.
+        return Markup(translated(message) % {name: escape(value) for name, value in variables.items()})  # noqa: S704
 
     return gettext
 
