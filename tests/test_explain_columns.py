@@ -7,11 +7,12 @@ communication and said there; the step alone on one device is per rank (compute 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dpscale.explain import explain
+from dpscale.explain import Spread, explain
 from dpscale.report import explanation_grid, explanation_rows, exposed_text
 from tests.explain_support import random_run
 from tests.test_cli_explain import two_ranks
@@ -29,7 +30,9 @@ def test_every_rank_s_columns_add_to_its_step(tmp_path: Path, seed: int) -> None
     for r, cells in zip(found.ranks, grid.rows, strict=True):
         parts = r.compute.mean + r.exposed_communication.mean + r.other.mean
         assert parts == pytest.approx(r.step_time.mean, rel=1e-9, abs=1e-15)
-        assert cells[4] == exposed_text(r.exposed_communication.mean, r.wait.mean, "en")
+        assert cells[4] == exposed_text(r, "en")
+        assert 0 <= r.exposed_wait <= r.exposed_communication.mean
+        assert r.work == r.compute.mean + r.other.mean
         shown = _ms(cells[3]) + _ms(cells[4]) + _ms(cells[5])  # to the 3 digits shown
         assert shown == pytest.approx(_ms(cells[2]), rel=0.02, abs=0.002)
         assert _ms(cells[6]) == pytest.approx(_ms(cells[3]) + _ms(cells[5]), rel=0.02, abs=0.002)
@@ -40,8 +43,10 @@ def test_a_wait_is_shown_inside_the_exposed_communication(tmp_path: Path) -> Non
     rows = {int(cells[0]): cells for cells in explanation_grid(found, "en").rows}
     assert rows[0][4] == "0.055 ms (0.03 ms waiting)"
     assert rows[1][4] == "0.025 ms"  # the slowest rank waits for nobody
-    assert exposed_text(0.2, 0.3, "en") == "200 ms (200 ms waiting)"  # never more than what it is part of
-    french = exposed_text(0.204, 0.19, "fr")
+    longer = replace(found.ranks[0], exposed_communication=Spread.of([0.2]), wait=Spread.of([0.3]))
+    assert longer.exposed_wait == 0.2
+    assert exposed_text(longer, "en") == "200 ms (200 ms waiting)"  # never more than what it is part of
+    french = exposed_text(replace(longer, exposed_communication=Spread.of([0.204]), wait=Spread.of([0.19])), "fr")
     assert french.startswith("204")
     assert "190" in french
 
@@ -50,6 +55,7 @@ def test_the_step_alone_is_a_range_by_rank_where_the_ranks_differ(tmp_path: Path
     found = explain(sorted(two_ranks(tmp_path).iterdir()))
     alone = {r.key: r.value for r in explanation_rows(found, "en")}["single_device_step"]
     assert alone == "0.045 ms to 0.075 ms by rank, mean 0.06 ms"
+    assert found.work_range == pytest.approx((45e-6, 75e-6))  # each rank's compute + other
     (tmp_path / "one").mkdir()
     one = explain([sorted(two_ranks(tmp_path / "one").iterdir())[1]])
     assert {r.key: r.value for r in explanation_rows(one, "en")}["single_device_step"] == "0.075 ms"

@@ -181,3 +181,11 @@ def test_memory_that_is_not_a_size_is_written_not_raised() -> None:
 
     assert format_memory(-5e9, "en") == "-4.7\u00a0GiB"
     assert "Gio" in format_memory(float("nan"), "fr")
+
+
+def test_bandwidth_reads_in_gb_per_second_as_nccl_tests_prints_it() -> None:
+    from dpscale.format import format_gigabytes_per_second
+
+    assert format_gigabytes_per_second(12.5e9, "en", decimals=1) == "12.5"
+    assert format_gigabytes_per_second(123_456.789e9, "fr", decimals=3) == "123\u202f456,789"
+    assert format_gigabytes_per_second(0.0123e9, "en", decimals=1) == "0.0123"  # below 1, significant digits kept

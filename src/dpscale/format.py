@@ -20,6 +20,7 @@ __all__ = [
     "format_duration",
     "format_estimate",
     "format_energy",
+    "format_gigabytes_per_second",
     "format_memory",
     "format_milliseconds",
     "format_money",
@@ -219,6 +220,11 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
         decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
         pattern = "#,##0." + "#" * decimals if decimals else "#,##0"
     return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=babel_locale(lang)))
+
+
+def format_gigabytes_per_second(bytes_per_second: float, lang: Lang, *, decimals: int) -> str:
+    """A bandwidth in bytes per second, written in GB/s (the unit nccl-tests prints) without the unit: ``12.5``."""
+    return format_number(bytes_per_second / 1e9, lang, decimals=decimals)
 
 
 @_any_magnitude

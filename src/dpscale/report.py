@@ -14,6 +14,7 @@ from dpscale.format import (
     format_duration,
     format_energy,
     format_estimate,
+    format_gigabytes_per_second,
     format_memory,
     format_milliseconds,
     format_money,
@@ -31,9 +32,11 @@ from dpscale.predict.table import (
 )
 from dpscale.predict.wording import calibration_line, prediction_notes
 
+gigabytes_per_second = format_gigabytes_per_second  # cli/render.py's name for it, until it imports format's
+
 if TYPE_CHECKING:
     from dpscale.batch import Batch
-    from dpscale.explain import Explanation
+    from dpscale.explain import Explanation, RankBreakdown
     from dpscale.fit import Fit
     from dpscale.pipeline import Bubble
     from dpscale.plan import DeadlinePlan, MemoryPlan, Plan
@@ -236,39 +239,33 @@ def explanation_grid(e: Explanation, lang: Lang) -> Grid:
                 format_number(r.steps, lang),
                 f"{format_milliseconds(r.step_time.mean, lang)} ± {format_milliseconds(r.step_time.sd, lang)}",
                 format_milliseconds(r.compute.mean, lang),
-                exposed_text(r.exposed_communication.mean, r.wait.mean, lang),
+                exposed_text(r, lang),
                 format_milliseconds(r.other.mean, lang),
-                format_milliseconds(r.compute.mean + r.other.mean, lang),
+                format_milliseconds(r.work, lang),
                 "—" if r.overlap is None else format_percent(r.overlap, lang),
             )
         )
     return Grid(header, tuple(rows), _("Mean per step, by rank"), emphasis)
 
 
-def exposed_text(exposed: float, wait: float, lang: Lang) -> str:
+def exposed_text(rank: RankBreakdown, lang: Lang) -> str:
     """A rank's exposed communication and, inside it, its wait for the slowest rank: "204 ms (190 ms waiting)".
 
-    The wait shown is at most the exposed communication it is part of; none is said when nil.
+    The wait is :attr:`~dpscale.explain.breakdown.RankBreakdown.exposed_wait`; none is said when nil.
     """
-    shown = format_milliseconds(exposed, lang)
-    waiting = min(wait, exposed)
-    if waiting <= 0:
+    shown = format_milliseconds(rank.exposed_communication.mean, lang)
+    if rank.exposed_wait <= 0:
         return shown
     _ = translation(lang).gettext
-    return _("%(exposed)s (%(wait)s waiting)") % {"exposed": shown, "wait": format_milliseconds(waiting, lang)}
-
-
-def gigabytes_per_second(bytes_per_second: float, lang: Lang, *, decimals: int) -> str:
-    """A bandwidth in bytes per second, written in GB/s (the unit nccl-tests prints) without the unit: ``12.5``."""
-    return format_number(bytes_per_second / 1e9, lang, decimals=decimals)
+    waiting = format_milliseconds(rank.exposed_wait, lang)
+    return _("%(exposed)s (%(wait)s waiting)") % {"exposed": shown, "wait": waiting}
 
 
 def alone_text(e: Explanation, lang: Lang) -> str:
     """The step one device would take alone (compute + other): the ranks' range and mean where they differ."""
     c = e.calibration
     mean = format_milliseconds(c.single_device_step, lang)
-    works = [r.compute.mean + r.other.mean for r in e.ranks]
-    low, high = format_milliseconds(min(works), lang), format_milliseconds(max(works), lang)
+    low, high = (format_milliseconds(work, lang) for work in e.work_range)
     if low == high:
         return mean
     _ = translation(lang).gettext
@@ -289,7 +286,9 @@ def explanation_rows(e: Explanation, lang: Lang) -> list[Row]:
         Row(_("Step-time variation (CV)"), format_percent(c.step_time_cv, lang)),
     ]
     if c.bandwidth is not None:
-        rows.append(Row(_("Achieved bandwidth (algbw)"), f"{gigabytes_per_second(c.bandwidth, lang, decimals=3)} GB/s"))
+        rows.append(
+            Row(_("Achieved bandwidth (algbw)"), f"{format_gigabytes_per_second(c.bandwidth, lang, decimals=3)} GB/s")
+        )
     return rows
 
 

@@ -77,6 +77,16 @@ class RankBreakdown:
     device: str
     skipped: int
 
+    @property
+    def work(self) -> float:
+        """The rank's mean step without communicating, compute + other: its step alone on one device (seconds)."""
+        return self.compute.mean + self.other.mean
+
+    @property
+    def exposed_wait(self) -> float:
+        """The mean wait for the slowest rank, as part of the exposed communication: never more than it (seconds)."""
+        return min(self.wait.mean, self.exposed_communication.mean)
+
     def to_dict(self) -> dict[str, Any]:
         parts = ("step_time", "compute", "exposed_communication", "other", "communication", "wait")
         return {
@@ -169,6 +179,12 @@ class Explanation(ShowsAsTable):
     def bottleneck(self) -> str:
         """The lever that saves the most ("compute" when none saves anything)."""
         return self.levers[0].name if self.levers else "compute"
+
+    @property
+    def work_range(self) -> tuple[float, float]:
+        """The least and the largest of the ranks' work (:attr:`RankBreakdown.work`): a step alone, by rank (s)."""
+        works = [r.work for r in self.ranks]
+        return min(works), max(works)
 
     def to_dict(self) -> dict[str, Any]:
         return {
