@@ -1,16 +1,18 @@
 """What a calculator takes: one definition of its inputs, shared by the library and every edge.
 
-An :class:`Input` names one value (the key the API, the page's query string and JSON use), says
-how its text is read (:data:`Kind`), what it is, its default, the bounds it is held to, and how
-the command line spells it. A :class:`Definition` is the list of a calculator's inputs and the
-function that builds the core's objects from their values, applying the defaults and every rule
-across fields. The edges read text into values (``dpscale.reading.read_input``) and call
+An :class:`Input` names one value (the key the API, the page's query string and JSON use), its
+kind (how its text is read: :mod:`dpscale.kinds`), what it is, its default, the bounds it is held
+to, and how the command line spells it. A :class:`Definition` is the list of a calculator's inputs
+and the function that builds the core's objects from their values, applying the defaults and every
+rule across fields. The edges read text into values (``dpscale.reading.read_input``) and call
 :meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
 added here once and appears in the CLI, on the page and in the API.
 
 Immutable records (an ``Input`` is a NamedTuple, a ``Definition`` a frozen dataclass) rather than
 pydantic models: ``import dpscale`` and the CLI's start-up stay light, and the web layer derives
-its pydantic query models from these (``dpscale.web.api``).
+its pydantic query models from these (``dpscale.web.api``). For the same reason an input names
+its kind and this module does not import :mod:`dpscale.kinds` (which reads with the packages these
+definitions serve: it would be an import circle); the edges ask ``dpscale.kinds.kind_of``.
 """
 
 from __future__ import annotations
@@ -23,18 +25,11 @@ from typing import Any, Literal, NamedTuple
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 
-__all__ = ["Definition", "Edge", "Input", "Kind", "Values"]
+__all__ = ["Definition", "Edge", "Input", "KindName", "Values"]
 
-# How an input's text is read, and the type of its value:
-#   count (int), number, fraction (0.9 or 90 %), variation (0 to < 1: 2 % or 0.02), scaled_count
-#   (25.6M, 7B), bytes (25MiB), bandwidth (bytes/s from 100Gb/s), seconds (5us), device_list
-#   (8,16,64 or 1..1024: a list of ints), choice (one of ``choices``), switch (bool), path (a file
-#   the CLI reads; no page or API takes a path on the server), duration (seconds from 30 min, 14 d),
-#   text (a short label the core checks), measurements (the points a measurement file holds),
-#   reference (devices:throughput, measurements of the whole cluster, several separated by semicolons:
-#   a tuple of (count, number) pairs), nccltests (the text of an nccl-tests output, sent by a page or
-#   a request: the run it describes).
-Kind = Literal[
+# The kinds a definition names: dpscale.kinds has a class for each (how its text is read, and what each
+# edge does with it), whose object is equal to its name here.
+KindName = Literal[
     "count",
     "duration",
     "text",
@@ -62,7 +57,7 @@ class Input(NamedTuple):
     dataclass to define, and this module is on the path of every command, ``dpscale scale`` too)."""
 
     name: str  # the key: API parameter, query-string field, JSON
-    kind: Kind
+    kind: KindName  # how its text is read, and the type of its value: its object is dpscale.kinds.kind_of(item)
     help: str  # what it is, one line in English: the CLI's help, the API's description
     default: Any = None  # the value when not given; None: none (the definition's rules decide)
     required: bool | tuple[Edge, ...] = False  # True: everywhere; or the edges that need it (the others solve for it)
@@ -129,6 +124,8 @@ class Input(NamedTuple):
             return dict(self.synonyms).get(value, value)
         if self.low is None and self.high is None:
             return value
+        # The two facts of its kind the core needs, by its name (a kind's object is equal to it):
+        # dpscale.kinds reads with the packages these definitions serve, so this module cannot ask it.
         listed = self.kind == "device_list"
         if listed != isinstance(value, list | tuple) or (listed and not value):
             raise InvalidInput(self.name, value, N_("a list of numbers") if listed else N_("a number"))

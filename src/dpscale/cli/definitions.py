@@ -1,9 +1,9 @@
 """A command's options made from a calculator's definition (dpscale.inputs): one per input.
 
-Each input becomes ``--its-name`` (or the spelling the definition gives), read as text in the
-language of ``--lang`` by ``dpscale.reading.read_input``; a switch becomes a flag. The command's
-own options (``--json``, ``--lang``, what to print) come after. Typer reads a function's
-signature, so the command is a function whose ``__signature__`` lists those options.
+Each input becomes ``--its-name`` (or the spelling the definition gives), read as its kind says
+(:mod:`dpscale.kinds`: text in the language of ``--lang``; a switch is a flag, a table a file).
+The command's own options (``--json``, ``--lang``, what to print) come after. Typer reads a
+function's signature, so the command is a function whose ``__signature__`` lists those options.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Annotated, Any
 import typer
 
 from dpscale.cli.options import JsonOption, LangOption, one_of
-from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.errors import InvalidInput, MissingInput
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input
+from dpscale.kinds import kind_of
 
 __all__ = ["OUTPUT", "build", "command", "named_as_options", "own", "read_values"]
 
@@ -32,14 +33,13 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
     names = [item.cli_option, *([item.short] if item.short else [])]
     shown = item.shown_default
     help_text = item.help if not shown or "[default" in item.help else f"{item.help} [default: {shown}]"
-    if item.kind == "switch":  # --no-overlap turns off what is on by default, --x turns on what is off
+    kind = kind_of(item)
+    if kind.flag:  # --no-overlap turns off what is on by default, --x turns on what is off
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)]
-    if item.repeatable:  # --measured 8:7500 --measured 64:52000
-        annotation = Annotated[list[str] | None, typer.Option(*names, help=help_text, show_default=False)]
-        return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
-    if not item.positional:
-        annotation = Annotated[str | None, typer.Option(*names, help=help_text, show_default=False)]
+    option = typer.Option(*names, help=help_text, show_default=False, metavar=kind.metavar)
+    if item.repeatable or not item.positional:  # repeatable: --measured 8:7500 --measured 64:52000
+        annotation = Annotated[list[str] | None, option] if item.repeatable else Annotated[str | None, option]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
     metavar = item.name.upper()
     argument = Annotated[str | None, typer.Argument(help=help_text, show_default=False, metavar=metavar)]
@@ -62,45 +62,9 @@ OUTPUT = [
 
 
 def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> dict[str, Any]:
-    """The values of the options given (text read in ``lang``); None where an option was not given."""
-    from dpscale.reading import read_input
-
-    values: dict[str, Any] = {}
-    for item in definition.on("cli"):
-        text = given.get(item.name)
-        if item.kind == "switch":
-            values[item.name] = (not item.default) if text else None
-        elif item.kind == "reference" and text is not None:
-            values[item.name] = _references(item, text if isinstance(text, list) else [text], lang)
-        elif text is None and item.kind == "text" and item.example and item.default == item.example[1]:
-            # a label whose default is its English example (samples/s, USD): the user's language's,
-            # as the page is prefilled (échantillons/s, EUR in French)
-            values[item.name] = item.example[0] if lang == "fr" else item.example[1]
-        else:
-            values[item.name] = None if text is None else read_input(item, text, lang)
-    return values
-
-
-def _references(item: Input, given: list[str], lang: Lang) -> tuple[tuple[int, float], ...] | None:
-    """Measurements as typed (``8:7500``, ``8:7500; 64:52000``) or in a records file (the command line
-    reads files; no page or API does): a value without a colon, or naming a file, is a file's path."""
-    import os
-
-    from dpscale.reading import read_input
-
-    found: list[tuple[int, float]] = []
-    for text in given:
-        if ":" not in text and not os.path.isfile(text):
-            raise InvalidInput(
-                item.cli_name, text, N_("devices:throughput (8:7500), or an existing file of measurements")
-            )
-        if os.path.isfile(text):
-            from dpscale.fit import read_points
-
-            found += [(p.devices, p.throughput) for p in read_points(text)]
-        else:
-            found += read_input(item, text, lang)
-    return tuple(found) or None
+    """The values of the options given, read as their kinds read what the command line gives (text
+    in ``lang``, a flag, a file); None where an option was not given."""
+    return {item.name: kind_of(item).read_cli(item, given.get(item.name), lang) for item in definition.on("cli")}
 
 
 @contextlib.contextmanager
