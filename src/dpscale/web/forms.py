@@ -1,13 +1,13 @@
 """The calculators' forms: which fields each page has, how their text is read, what is computed.
 
-A page's inputs live in its query string. Each field names the parser that reads it in the
-page's language and the example it is prefilled with; the core computes; the page renders
+A page's inputs live in its query string. Each field is an input of a calculator's definition:
+its kind (:mod:`dpscale.kinds`) reads its text in the page's language and writes a value back for
+the other; the field holds the example it is prefilled with. The core computes; the page renders
 whatever came out, errors by their fields. No arithmetic here: parse, call the core.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,13 +18,9 @@ from dpscale._french import respelled, thousands_reading
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.fit.inputs import FIT
-from dpscale.format import format_number, format_percent
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
-from dpscale.parse import (
-    number_reader,
-    parse_device_list,
-)
+from dpscale.kinds import Kind, kind_of
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
@@ -33,43 +29,25 @@ from dpscale.web.security import MAX_SIZES
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "PredictResult", "fields_of", "read_form", "translate_values"]
 
-# A parser of dpscale.parse: (text, lang, *, field) -> value, raising InvalidInput naming the field.
-Reader = Callable[..., Any]
-
-
-def _device_list(text: str, lang: Lang, *, field: str) -> list[int]:
-    return parse_device_list(text, lang, field=field, most=MAX_SIZES)  # what one request may cost
-
-
-def _show_count(value: int, lang: Lang) -> str:
-    return format_number(value, lang)
-
-
-def _show_number(value: float, lang: Lang) -> str:
-    return format_number(value, lang, exact=True)
-
-
-def _show_efficiency(value: float, lang: Lang) -> str:
-    return format_percent(value, lang, decimals=6)
-
 
 @dataclass(frozen=True)
 class Field:
-    """One input: its reader, its prefilled example in French and in English, whether it may stay empty.
+    """One input of a page: its definition, its kind, its prefilled example in French and in English,
+    whether it may stay empty."""
 
-    ``show`` writes a value read in one language for the other (the language switch); ``spec``
-    is the input's core definition, for the fields a calculator's definition makes.
-    """
-
-    read: Reader
+    spec: Input
+    kind: Kind
     fr: str
     en: str
     required: bool = True
-    show: Callable[[Any, Lang], str] | None = None
-    spec: Input | None = None
 
     def example(self, lang: Lang) -> str:
         return self.fr if lang == "fr" else self.en
+
+    def read(self, text: str, lang: Lang) -> Any:
+        """The value in ``text``, typed in ``lang`` where the page shows its unit (%), no more device
+        counts than one request may cost; a measurement table as pasted, never a path on the server."""
+        return read_input(self.spec, text, lang, in_percent=True, most=MAX_SIZES)
 
 
 @dataclass(frozen=True)
@@ -105,63 +83,10 @@ class Calculator:
         return list(out.items())
 
 
-def _with_unit(unit: str) -> Callable[[Any, Lang], str]:
-    """A quantity written again as a plain number of its base unit (``1,5 Go/s`` → ``1,500,000,000 B/s``)."""
-
-    def show(value: Any, lang: Lang) -> str:
-        number = _show_number(value, lang)
-        return f"{number} {unit}" if unit else number
-
-    return show
-
-
-def _show_points(points: Any, lang: Lang) -> str:
-    """Measurements written again for the language switch: a CSV both languages read (367.29 as a program writes it)."""
-    return "devices,throughput\n" + "\n".join(f"{p.devices},{p.throughput!r}" for p in points)
-
-
-def _show_references(pairs: Any, lang: Lang) -> str:
-    """Measurements ``devices:throughput`` written again in ``lang``'s way (``8:62 000`` → ``8:62,000``)."""
-    return "; ".join(f"{devices}:{_show_number(throughput, lang)}" for devices, throughput in pairs)
-
-
-_SHOW_KIND: dict[str, Callable[[Any, Lang], str]] = {
-    "reference": _show_references,
-    "count": _show_count,
-    "number": _show_number,
-    "fraction": _show_efficiency,
-    "variation": _show_efficiency,
-    "scaled_count": _with_unit(""),
-    "bandwidth": _with_unit("B/s"),
-    "bytes": _with_unit("B"),
-    "seconds": _with_unit("s"),
-    "duration": _with_unit("s"),
-    "measurements": _show_points,
-}
-
-
-def _reader(item: Input) -> Reader:
-    if item.kind == "device_list":
-        return _device_list
-    if item.kind == "measurements":  # the text pasted or loaded into the page, never a path on the server
-        return _measurements
-
-    def read(text: str, lang: Lang, *, field: str) -> Any:
-        return read_input(item, text, lang, in_percent=True)  # its field shows its unit (%)
-
-    return read
-
-
 def fields_of(definition: Definition) -> dict[str, Field]:
     """A page's fields, one per input of ``definition`` that the page takes."""
     return {
-        item.name: Field(
-            _reader(item),
-            *(item.example or ("", "")),
-            required=item.required_on("page"),
-            show=_SHOW_KIND.get(item.kind),
-            spec=item,
-        )
+        item.name: Field(item, kind_of(item), *(item.example or ("", "")), required=item.required_on("page"))
         for item in definition.on("page")
     }
 
@@ -170,31 +95,31 @@ def translate_values(calc: Calculator, values: dict[str, str], source: Lang, tar
     """The values typed in ``source``'s way rewritten in ``target``'s (``2,5`` → ``2.5``); others kept."""
     out = dict(values)
     for name, field in calc.fields.items():
-        show = field.show
-        if show is None and values[name] == field.example(source):  # an untouched text: the other's own
-            out[name] = field.example(target)  # (échantillons/s on the French page, samples/s on the English)
+        kind = field.kind
+        if not kind.localized:
+            if values[name] == field.example(source):  # an untouched text: the other's own
+                out[name] = field.example(target)  # (échantillons/s on the French page, samples/s on the English)
             continue
-        if show is None or not values[name].strip():
+        if not values[name].strip():
             continue
-        with contextlib.suppress(InvalidInput):  # unreadable in the source language: left for the user to fix
-            value = field.read(values[name], source, field=name)
-            # A number and its unit or suffix keep their form, in the other's spelling: 1,5 j → 1.5 d,
-            # 80 Go → 80 GB, 25,6M → 25.6M.
-            again = None if field.show is _show_references else respelled(values[name], source, target)
-            if again is not None and not again.endswith("%") and _reads_as(field, again, target, value):
-                out[name] = again
-                continue
-            if (field.read is _measurements or (field.spec is not None and field.spec.unit)) and _reads_as(
-                field, values[name], target, value
-            ):  # "100Gb/s", "3us", JSON lines: what reads the same in both is kept as typed
-                continue
-            out[name] = show(value, target)
+        try:
+            value = field.read(values[name], source)
+        except InvalidInput:  # unreadable in the source language: left for the user to fix
+            continue
+        # A number and its unit or suffix keep their form, in the other's spelling: 1,5 j → 1.5 d,
+        # 80 Go → 80 GB, 25,6M → 25.6M.
+        again = respelled(values[name], source, target) if kind.respells else None
+        if again is not None and not again.endswith("%") and _reads_as(field, again, target, value):
+            out[name] = again
+        elif not (kind.kept_when_same and _reads_as(field, values[name], target, value)):
+            # "100Gb/s", "3us", JSON lines: what reads the same in both is kept as typed
+            out[name] = kind.show(value, target) or values[name]
     return out
 
 
 def _reads_as(field: Field, text: str, lang: Lang, value: Any) -> bool:
     try:
-        return bool(field.read(text, lang, field="") == value)
+        return bool(field.read(text, lang) == value)
     except InvalidInput:
         return False
 
@@ -231,14 +156,14 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
             parsed[name] = None
             continue
         try:
-            parsed[name] = field.read(text, lang, field=name)
+            parsed[name] = field.read(text, lang)
         except InvalidInput as exc:
             errors[name] = _said(exc, lang, named=exc.field != name)
             continue
-        if field.spec is not None:
-            values[name] = _option(field.spec, parsed[name], values[name])
-        numeric = field.show is not None and field.read is not _measurements
-        reading = thousands_reading(text, lang) if numeric else None
+        # A link may carry any name the core accepts (sharding=full_shard, FSDP, overlap=no): a menu
+        # shows the option it was read as, else its first option shows and the first edit sends that.
+        values[name] = field.kind.field_text(field.spec, parsed[name], values[name])
+        reading = thousands_reading(text, lang) if field.kind.numeric else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
             readings[name] = reading
     result = None
@@ -256,21 +181,6 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
     if result is not None and calc.carries is not None:  # what the link carries in place of posted data
         values.update(calc.carries(result))
     return Form(lang, values, errors, result, readings, parsed)
-
-
-def _option(item: Input, value: Any, text: str) -> str:
-    """The option a menu shows for ``value`` read from ``text``: the core's own name of a choice.
-
-    A link may carry any name the core accepts (``sharding=full_shard``, ``FSDP``, ``overlap=no``);
-    the menu must show the option it was read as, else its first option shows and the first edit
-    sends that one instead. A name the core refuses is kept as typed, for its error to quote.
-    """
-    if item.kind == "switch":
-        return "on" if value else "off"
-    if item.kind == "choice":
-        with contextlib.suppress(InvalidInput):
-            return str(item.check(value))  # a synonym (full_shard, hsdp) as the strategy it is
-    return text
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:
@@ -296,38 +206,6 @@ def _carried(result: PredictResult) -> dict[str, str]:
     """An nccl-tests log read: what it measured, in ``nccl_fit``, for the link that cannot carry the log."""
     network = result.prediction.assumptions.get("network_profile")
     return {"nccl_fit": network["fit"]} if network and network.get("fit") else {}
-
-
-# A header as a French spreadsheet may name its columns, read as the file format's English names.
-_FRENCH_HEADER = {"appareils": "devices", "nombre d'appareils": "devices", "débit": "throughput"}
-
-
-def _with_header(text: str) -> str:
-    """The pasted text with the ``devices,throughput`` header a file needs, where the page can tell it.
-
-    Two columns of numbers with no header are read as devices then throughput (as the hint says);
-    a French header (``appareils;débit``) is read as the English one. JSON lines are left as they are.
-    """
-    lines = text.lstrip("\ufeff").splitlines()
-    at = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), None)
-    if at is None or lines[at].lstrip().startswith("{"):
-        return text
-    first = lines[at]
-    delimiter = ";" if ";" in first else "\t" if "\t" in first else ","
-    cells = [cell.strip().lower() for cell in first.split(delimiter)]
-    if any(cell in _FRENCH_HEADER for cell in cells):
-        lines[at] = delimiter.join(_FRENCH_HEADER.get(cell, cell) for cell in cells)
-    elif len(cells) == 2 and not any(ch.isalpha() and ch not in "eE" for ch in first):  # numbers: no header
-        lines.insert(at, f"devices{delimiter}throughput")
-    else:
-        return text
-    return "\n".join(lines)
-
-
-def _measurements(text: str, lang: Lang, *, field: str) -> Any:
-    from dpscale.fit import read_points
-
-    return read_points(field, text=_with_header(text), read_number=number_reader(lang))
 
 
 CALCULATORS: dict[str, Calculator] = {
