@@ -99,6 +99,45 @@ def test_every_input_is_an_api_parameter_with_its_bounds(
             assert parameter["schema"]["enum"] == list(item.accepted), item.name
 
 
+# The fit's API takes a JSON body, whose keys say what the inputs hold (points, models).
+FIT_BODY = {"measurements": "points", "model": "models", "at": "at"}
+
+
+def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(client: TestClient) -> None:
+    """The calculators of the pages and of the command line are EDGES' (a new one is walked once added
+    there), and the command, the page and the API each take the inputs the definition gives them: no
+    more, no fewer."""
+    import inspect
+
+    from dpscale.cli.app import create_app as create_cli
+    from dpscale.cli.definitions import TWIN
+    from dpscale.web.forms import CALCULATORS
+
+    walked = {definition.name: (definition, command, page, endpoint) for definition, command, page, endpoint in EDGES}
+    pages = {calc.definition.name: calc for calc in CALCULATORS.values() if calc.definition is not None}
+    assert set(pages) == set(walked)
+    commands = {  # those made from a definition: their signature is the definition's options, then their own
+        info.callback.__name__: info
+        for info in create_cli().registered_commands
+        if info.callback is not None and "__signature__" in vars(info.callback)
+    }
+    assert set(commands) == set(walked)
+    openapi = client.get("/openapi.json").json()
+    for name, (definition, command, page, endpoint) in walked.items():
+        names = {item.name for item in definition.inputs}
+        options = {p.removesuffix(TWIN) for p in inspect.signature(commands[name].callback).parameters}
+        assert commands[name].name == command
+        assert options & names == {item.name for item in definition.on("cli")}, name
+        assert pages[name].path == page
+        assert set(pages[name].fields) == {item.name for item in definition.on("page")}, name
+        if endpoint is None:  # a JSON body
+            body = set(openapi["components"]["schemas"]["FitIn"]["properties"])
+            assert body == {FIT_BODY[item.name] for item in definition.on("api")}
+        else:
+            taken = {p["name"] for p in openapi["paths"][endpoint]["get"]["parameters"]}
+            assert taken == {item.api_name or item.name for item in definition.on("api")}, name
+
+
 def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()["components"]["schemas"]["FitIn"]["properties"]
     assert schema["at"]["maxItems"] == MAX_SIZES
