@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
-from dpscale.errors import N_, MissingExtra
+from dpscale.errors import N_, MissingExtra, one_line, shortened
 from dpscale.fit import fit, read_points
 from dpscale.parse import (
     parse_bandwidth,
@@ -175,6 +175,14 @@ def test_an_error_echoes_its_value_cut_short(value: object, shown: str) -> None:
     err = InvalidInput("field", value, "something else")
     assert err.message == f"field: got {shown}; expected something else"
     assert len(err.localized("fr")) < 120
+
+
+def test_text_is_shortened_to_its_start_and_put_on_one_line() -> None:
+    assert shortened("x" * 40, 40) == "x" * 40
+    assert shortened("x" * 41, 40) == "x" * 39 + "…"  # the mark counts among the characters shown
+    assert one_line("  #  Rank  0 \n\t Group 0\r\n") == "# Rank 0 Group 0"
+    cut = "['" + "x" * 57 + "…"  # a short list of long text: its start, as an error quotes it
+    assert InvalidInput("field", ["x" * 100], "less").message == f"field: got {cut}; expected less"
 
 
 ROOT = Path(__file__).resolve().parents[1]

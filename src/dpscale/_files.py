@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO, TextIO
 
-from dpscale.errors import N_, InvalidInput
+from dpscale.errors import N_, InvalidInput, shortened
 from dpscale.messages import Message
 
 __all__ = [
@@ -56,7 +56,7 @@ MAX_LINES = 100_000  # lines in one file, blank lines and comments included
 MAX_PROFILE_BYTES = 2**20  # a network profile of dpscale probe: a few KiB of sizes and times
 MAX_TRACE_BYTES = 2**30  # a profiler trace, as JSON text (after gunzip): read a chunk at a time, never held whole
 MAX_TRACE_FILES = 4096  # trace files in one explanation: one per rank
-SHOWN = 40  # characters of a file's text that an error echoes
+SHOWN = 40  # characters of a file's text that an error holds (errors.SHOWN bounds what it quotes: 60)
 PIPE_WAIT = 3.0  # seconds a named pipe is given for a program (cat log > fifo &) to start writing to it
 
 FILE_SIZE = N_("a file of at most %(most)s MiB")  # params={"most": ...}
@@ -65,9 +65,13 @@ _UNSHOWN = re.compile("[\x00-\x08\x0a-\x1f\x7f\udc80-\udcff]")  # control charac
 
 
 def excerpt(text: str) -> str:
-    """The start of ``text``, cut to SHOWN characters, for an error to echo."""
-    text = _UNSHOWN.sub("\ufffd", text[: SHOWN + 1])
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+    """The start of ``text``, cut to SHOWN characters, for an error to echo.
+
+    What an error holds as its value (quoted by :func:`dpscale.errors.show_value`), or a name
+    read from a file (a device's, a program's): control characters and bytes that are not UTF-8
+    become U+FFFD, so that a name kept in a result is safe to print too.
+    """
+    return shortened(_UNSHOWN.sub("\ufffd", text[: SHOWN + 1]), SHOWN)
 
 
 def shown(value: Any) -> Any:

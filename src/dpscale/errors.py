@@ -27,7 +27,9 @@ __all__ = [
     "MissingInput",
     "RunFailed",
     "escaped",
+    "one_line",
     "show_value",
+    "shortened",
 ]
 
 
@@ -179,7 +181,17 @@ def show_value(value: Any) -> str:
         text = str(value)
     except ValueError:  # a short list holding a 5000-digit integer
         return f"{type(value).__name__} of {len(value) if hasattr(value, '__len__') else '?'} items"
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+    return shortened(text, SHOWN)
+
+
+def shortened(text: str, most: int) -> str:
+    """``text`` whole when it has at most ``most`` characters, else its start and "…", ``most`` characters in all."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each run of white space (a line break, a table's padding) one space, none at the ends."""
+    return " ".join(text.split())
 
 
 _UNSAFE = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))  # control, format (bidi), lone surrogate, line breaks

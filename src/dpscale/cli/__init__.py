@@ -90,6 +90,6 @@ def _fail(message: str) -> None:
 
 def _one_line(message: str) -> str:
     """``message`` on one line, any control character left in it (an argument's ESC) escaped, not obeyed."""
-    from dpscale.errors import escaped
+    from dpscale.errors import escaped, one_line
 
-    return escaped(" ".join(message.split()))
+    return escaped(one_line(message))

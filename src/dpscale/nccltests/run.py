@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpscale import _files
-from dpscale.errors import N_, InvalidInput
+from dpscale.errors import N_, InvalidInput, one_line
 from dpscale.messages import Message
 from dpscale.nccltests.log import Row
 
@@ -45,7 +45,7 @@ _RUNS = N_("at most %(most)s runs in one file")
 
 def _at(name: str, line: int, text: str, accepted: str, **params: Any) -> InvalidInput:
     # A table's columns are padded with spaces: shown once each, the excerpt reaches further.
-    return InvalidInput(_files.where(name, line), _files.excerpt(" ".join(text.split())), accepted, params=params)
+    return InvalidInput(_files.where(name, line), _files.excerpt(one_line(text)), accepted, params=params)
 
 
 class _Ranks:
