@@ -159,8 +159,6 @@ def bench_web() -> bool:
             "fastapi": (web.FASTAPI_APP, "/?devices=64&per_device_throughput=2000&efficiency=0.9"),
             "api": (web.DPSCALE_APP, "/api/v1/scaling?devices=64&per_device_throughput=2000&efficiency=0.9"),
             "page": (web.DPSCALE_APP, "/?lang=fr&devices=64&per_device_throughput=2000&efficiency=90%25"),
-            "predict page": (web.DPSCALE_APP, "/predict?lang=fr"),
-            "predict API": (web.DPSCALE_APP, web.PREDICT),
         },
         rounds=7,
         seconds=1.5,
@@ -188,10 +186,22 @@ def bench_web() -> bool:
         at_least=True,
         aim=True,
     )
+    # /predict computes a model for each size and each lever: shown, on a server of its own so that the rows
+    # above are measured as they always were.
+    predicted = web.measure(
+        {
+            "bare": (web.BARE_APP, "/"),
+            "predict page": (web.DPSCALE_APP, "/predict?lang=fr"),
+            "predict API": (web.DPSCALE_APP, web.PREDICT),
+        },
+        rounds=5,
+        seconds=1.5,
+        connections=16,
+    )
     for name, label in (("predict page", "its example"), ("predict API", "3 sizes")):
         print(
-            f"{f'  ({name}, {label}) / bare Starlette':<44} {web.ratio(rps, name, 'bare'):6.2f}x  "
-            f"{median[name]:.0f} req/s, for information"
+            f"{f'  ({name}, {label}) / bare Starlette':<44} {web.ratio(predicted, name, 'bare'):6.2f}x  "
+            f"{statistics.median(predicted[name]):.0f} req/s, for information"
         )
     run = web.load_test(
         "/api/v1/scaling?devices=64&per_device_throughput=2000&efficiency=0.9", connections=64, seconds=20

@@ -72,10 +72,11 @@ def _short_query(values: Mapping[str, str]) -> str:
     return text
 
 
-def _taken(calc: Calculator, form: Form, query: str, base: str) -> export.Takeaway | None:
+def _taken(calc: Calculator, form: Form, query: str, request: Request) -> export.Takeaway | None:
     """What the page offers to take away, when it has a result."""
     if form.result is None or calc.definition is None:
         return None
+    base = str(request.base_url)
     return export.takeaway(calc.name, calc.definition.inputs, form, query, base, posted=calc.posted)
 
 
@@ -222,7 +223,7 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
     encoded = export.query_string(form.values)
     query = _with(form.values, encoded, {"lang": chosen})
     linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
-    taken = _taken(calc, form, query if linked else "", str(request.base_url))
+    taken = _taken(calc, form, query if linked else "", request)
     return _Asked(chosen, form, encoded, query, linked, taken)
 
 
