@@ -12,7 +12,6 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.browser.test_page import new_page
-from tests.test_predict_nccl_fit import every_run
 
 pytestmark = pytest.mark.browser
 
@@ -131,7 +130,6 @@ ONE_NODE = LOG.with_name("all_reduce_1node.txt")
 SECOND = "#predictions tbody tr:nth-child(2) td:nth-child(2)"  # 64 devices: past the 2-node run's own shape
 
 
-@every_run
 @pytest.mark.parametrize(("width", "lang"), [(390, "fr"), (1280, "fr"), (390, "en"), (1280, "en")])
 def test_two_logs_pasted_travel_together(browser: Any, server: str, width: int, lang: str) -> None:
     page = new_page(browser, viewport={"width": width, "height": 900})

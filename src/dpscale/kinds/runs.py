@@ -141,14 +141,16 @@ class NcclTests(Kind):
     posted = True
 
     def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
-        """The run, as a file of it is read; errors name the input and the line."""
+        """Every run of the text (predict fits them together), as a file of them is read; errors name
+        the input and the line."""
         from dpscale._files import excerpt
-        from dpscale.nccltests import read_text
+        from dpscale.errors import one_line
+        from dpscale.nccltests import read_texts
 
         try:
-            return read_text(text, field, most=MAX_LOG_CHARACTERS)
+            return read_texts(text, field, most=MAX_LOG_CHARACTERS)
         except InvalidInput as exc:  # about the whole text: shown by its start, as a line would be
-            raise exc.as_given(field, excerpt(" ".join(text.split()))) if exc.field == "import" else exc from None
+            raise exc.as_given(field, excerpt(one_line(text))) if exc.field == "import" else exc from None
 
     def show(self, value: Any, lang: Lang) -> str | None:
         return None  # a run read is not its text: the page keeps the log as pasted
