@@ -14,9 +14,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from dpscale import batch, pipeline, plan, scaling
-from dpscale._validate import LABEL_LENGTH, LABEL_PATTERN
 from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
+from dpscale.kinds import kind_of
 from dpscale.predict import inputs as predict_inputs
 from dpscale.reading import read_input
 from dpscale.web.schemas import (
@@ -58,35 +58,11 @@ def _parameter(item: Input) -> inspect.Parameter:
     description = f"{item.help} ({item.unit})" if item.unit else item.help
     if item.api_name is not None:
         description = f"{description} (as {item.api_name})"
-    annotation: Any
-    if item.kind == "device_list":
-        query = Query(
-            min_length=1, max_length=MAX_SIZES, description=f"{description} (repeat the key)", alias=item.api_name
-        )
-        annotation = Annotated[list[Annotated[int, Field(ge=item.low, le=item.high)]], query]
-    elif item.kind == "choice":
-        query = Query(description=description, json_schema_extra={"enum": list(item.accepted)}, alias=item.api_name)
-        annotation = Annotated[str, query]
-    elif item.kind == "switch":
-        annotation = Annotated[bool, Query(description=description, alias=item.api_name)]
-    elif item.kind == "reference":  # devices:throughput, written as a program writes numbers
-        reference = Query(description=f"{description}: devices:throughput (8:7500)", alias=item.api_name)
-        annotation = Annotated[str, reference]
-    elif item.kind == "nccltests":  # a log's text: short enough for a query only when small; the body takes more
-        log = Query(description=f"{description} In a query string only a short one fits: POST it.", alias=item.api_name)
-        annotation = Annotated[str, log]
-    elif item.kind == "text":
-        text = Query(
-            description=description,
-            min_length=1,
-            max_length=item.most or LABEL_LENGTH,
-            pattern=LABEL_PATTERN,
-            alias=item.api_name,
-        )
-        annotation = Annotated[str, text]
-    else:
-        number: Any = int if item.kind == "count" else float
-        annotation = Annotated[number, Query(description=description, ge=item.low, le=item.high, alias=item.api_name)]
+    shape = kind_of(item).api(item, most=MAX_SIZES)  # its type, bounds and what it adds to the description
+    base: Any = shape.python
+    if shape.each is not None:  # a list: each element held to its bounds (a type made at run time)
+        base = list[Annotated[base, Field(**shape.each)]]
+    annotation: Any = Annotated[base, Query(description=description + shape.said, alias=item.api_name, **shape.query)]
     if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if item.default is None:
@@ -117,7 +93,7 @@ CSV_TOO: dict[int | str, dict[str, Any]] = {
 
 def _computed(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """What a route does with the definition's inputs, from a query or a body: read the texts, build, answer."""
-    readable = [item for item in definition.on("api") if item.kind in ("reference", "nccltests")]
+    readable = [item for item in definition.on("api") if kind_of(item).api_text]
 
     def compute(**values: Any) -> dict[str, Any]:
         for item in readable:  # a pair in one parameter, a log: read as the English page reads them

@@ -24,6 +24,8 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from dpscale.inputs import Input
+from dpscale.kinds import kind_of
+from dpscale.kinds.kind import plain_number
 
 __all__ = [
     "COMMANDS",
@@ -115,37 +117,6 @@ def _cell(value: Any) -> str:
     return json.dumps(value) if isinstance(value, bool | float) else str(value)
 
 
-def _plain(value: Any) -> str:
-    """A number as the English command line and the API read it back exactly."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    number = float(value)
-    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
-
-
-_UNIT_SUFFIX = {"bandwidth": "B/s", "bytes": "B", "seconds": "s", "duration": "s"}
-
-
-def _cli_text(item: Input, value: Any) -> str:
-    if item.kind == "device_list":
-        return ",".join(str(n) for n in value)
-    if item.kind in ("choice", "text"):
-        return str(item.check(value)) if item.kind == "choice" else str(value)
-    if item.kind in ("count", "scaled_count", "number", "fraction", "variation"):
-        return _plain(value)
-    return _plain(value) + _UNIT_SUFFIX.get(item.kind, "")
-
-
-def _pairs(value: Any) -> list[str]:
-    return [f"{devices}:{_plain(throughput)}" for devices, throughput in value]
-
-
-def _points_file(value: Any) -> str:
-    return "devices,throughput\n" + "".join(f"{p.devices},{_plain(p.throughput)}\n" for p in value)
-
-
 def _given(item: Input, value: Any) -> bool:
     """Whether ``value`` says more than the input's default (a command and a call leave defaults out)."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -187,16 +158,15 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
             continue
         if not _given(item, value):
             continue
-        if item.kind == "switch":  # written only where it says the other than the default
+        kind = kind_of(item)
+        if kind.flag:  # written only where it says the other than the default
             args.append(item.cli_option)
-        elif item.kind == "reference":
-            for pair in _pairs(value):
-                args += [item.cli_option, pair]
-        elif item.kind == "measurements":
-            files.append((f"{item.name}.csv", _points_file(value)))
+        elif kind.cli_file:
+            files.append((f"{item.name}.csv", kind.plain(item, value)))
             args += [item.cli_option, f"{item.name}.csv"]
-        else:
-            args += [item.cli_option, _cli_text(item, value)]
+        else:  # once, or once for each of its values (devices:throughput pairs)
+            for text in kind.plain_each(item, value):
+                args += [item.cli_option, text]
     while positional and positional[-1] is None:
         positional.pop()
     if None in positional:  # an argument left out before one given: the command line cannot say it
@@ -207,27 +177,20 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
 
 
 def _positional(item: Input, value: Any, files: list[tuple[str, str]]) -> str | None:
+    kind = kind_of(item)
     if value is None:
-        return None if item.default is None else _cli_text(item, item.default)
-    if item.kind == "measurements":
-        files.append((f"{item.name}.csv", _points_file(value)))
+        return None if item.default is None else kind.plain(item, item.default)
+    if kind.cli_file:
+        files.append((f"{item.name}.csv", kind.plain(item, value)))
         return f"{item.name}.csv"
-    return _cli_text(item, value)
+    return kind.plain(item, value)
 
 
 def _api_value(item: Input, value: Any) -> Any:
     """The input's value as the API's JSON takes it: a number in its unit, a list, a name."""
-    if item.kind == "choice":
-        return item.check(value)
-    if item.kind == "reference":
-        return "; ".join(_pairs(value))
-    if item.kind == "nccltests":
-        return getattr(value, "text", value)
-    if item.kind == "measurements":
-        return [{"devices": p.devices, "throughput": p.throughput} for p in value]
-    if item.kind == "text" and item.name == "model":
+    if item.name == "model":  # fit's laws: a list in the API, "auto" its absence
         return None if value == "auto" else [name.strip() for name in str(value).split(",")]
-    return value
+    return kind_of(item).api_value(item, value)
 
 
 def api_call(
@@ -240,12 +203,12 @@ def api_call(
     given = [(item, values.get(item.name)) for item in inputs if "api" in item.edges]
     given = [(item, value) for item, value in given if _given(item, value)]
     url = f"{base.rstrip('/')}/api/v1/{name}"
-    if posted and (name == "fit" or any(item.kind == "nccltests" for item, _ in given)):
+    if posted and (name == "fit" or any(kind_of(item).posted for item, _ in given)):
         body: dict[str, Any] = {}
         for item, value in given:
             key = _BODY_NAMES.get(item.name, item.name) if name == "fit" else item.api_name or item.name
             body[key] = (
-                texts.get(item.name, _api_value(item, value)) if item.kind == "nccltests" else _api_value(item, value)
+                texts.get(item.name, _api_value(item, value)) if kind_of(item).posted else _api_value(item, value)
             )
         data = json.dumps({k: v for k, v in body.items() if v is not None}, ensure_ascii=False)
         return f"curl {shlex.quote(url)} -H 'Content-Type: application/json' --data-binary @- <<'EOF'\n{data}\nEOF"
@@ -254,7 +217,7 @@ def api_call(
         key = item.api_name or item.name
         shown = _api_value(item, value)
         for each in shown if isinstance(shown, list) else [shown]:
-            query.append((key, each if isinstance(each, str) else _plain(each)))
+            query.append((key, each if isinstance(each, str) else plain_number(each)))
     return f"curl {shlex.quote(url + ('?' + query_string(query) if query else ''))}"
 
 
@@ -304,7 +267,7 @@ def plans_of(result: Any, lang: str) -> tuple[tuple[int, float, str], ...]:
             "lang": lang,
             "from": "en",
             "devices": str(int(devices)),
-            "per_device_throughput": _plain(prediction.per_device_throughput),
+            "per_device_throughput": plain_number(prediction.per_device_throughput),
             "efficiency": f"{float(efficiency) * 100:.4f}%",
         }
         out.append((int(devices), float(efficiency), "/plan?" + query_string(query)))
