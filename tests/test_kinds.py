@@ -19,7 +19,7 @@ from pydantic import Field
 
 from dpscale.batch import BATCH
 from dpscale.i18n import Lang
-from dpscale.inputs import Definition, Input, KindName
+from dpscale.inputs import Definition, Input, KindName, Page
 from dpscale.kinds import KINDS, Kind, kind_of
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
@@ -44,7 +44,7 @@ TYPED: dict[str, tuple[str, str, Input]] = {
     "duration": ("1,5 j", "90 min", Input("x", "duration", "")),
     "device_list": ("8,16,64", "1..1024", Input("x", "device_list", "")),
     "choice": ("FSDP", "ddp", Input("x", "choice", "", choices=("ddp", "fsdp"))),
-    "switch": ("oui", "off", Input("x", "switch", "", choice_labels=("on", "off"))),
+    "switch": ("oui", "off", Input("x", "switch", "", page=Page(choice_labels=("on", "off")))),
     "text": ("échantillons/s", "samples/s", Input("x", "text", "")),
     "path": ("mesures.csv", "runs.csv", Input("x", "path", "")),
     "reference": ("8:7 500 ; 64:52 000", "8:7,500; 64:52000", Input("x", "reference", "")),

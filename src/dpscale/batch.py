@@ -23,7 +23,7 @@ from typing import Any, Literal
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Definition, Input, Values
+from dpscale.inputs import Cli, Definition, Input, Page, Values
 
 __all__ = [
     "BATCH",
@@ -214,36 +214,30 @@ BATCH = Definition(
             "count",
             "b, samples per device per micro-step (32).",
             required=True,
-            positional=True,
             low=1,
             high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            label=N_("Micro-batch per device (samples)"),
-            example=("32", "32"),
-            group="batch",
+            cli=Cli(positional=True),
+            page=Page(label=N_("Micro-batch per device (samples)"), example=("32", "32"), group="batch"),
         ),
         Input(
             "accumulation",
             "count",
             "k, gradient-accumulation steps [default: 1, or solved].",
             default=1,
-            positional=True,
             low=1,
             high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            label=N_("Gradient-accumulation steps"),
-            example=("4", "4"),
-            group="batch",
+            cli=Cli(positional=True),
+            page=Page(label=N_("Gradient-accumulation steps"), example=("4", "4"), group="batch"),
         ),
         Input(
             "devices",
             "count",
             "d, data-parallel devices [default: 1, or solved].",
             default=1,
-            positional=True,
             low=1,
             high=_validate.MAX_DEVICES,
-            label=N_("Data-parallel devices"),
-            example=("64", "64"),
-            group="batch",
+            cli=Cli(positional=True),
+            page=Page(label=N_("Data-parallel devices"), example=("64", "64"), group="batch"),
         ),
         Input(
             "sequence_length",
@@ -251,10 +245,10 @@ BATCH = Definition(
             "L, tokens per sample: also give B in tokens.",
             low=1,
             high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            short="-L",
-            label=N_("Sequence length (tokens per sample, optional)"),
-            example=("2 048", "2,048"),
-            group="batch",
+            cli=Cli(short="-L"),
+            page=Page(
+                label=N_("Sequence length (tokens per sample, optional)"), example=("2 048", "2,048"), group="batch"
+            ),
         ),
         Input(
             "target_global_batch",
@@ -262,9 +256,8 @@ BATCH = Definition(
             "A global batch to reach: solves k (or d, with --solve devices).",
             low=1,
             high=10**15,
-            option="--target",
-            short="-t",
             edges=("cli",),
+            cli=Cli(option="--target", short="-t"),
         ),
         Input(
             "solve",
@@ -280,10 +273,8 @@ BATCH = Definition(
             "A learning rate tuned at --base-batch: scale it linearly (η₀).",
             low=1e-12,
             high=1e6,
-            option="--base-lr",
-            label=N_("Learning rate tuned at the reference batch"),
-            example=("0,1", "0.1"),
-            group="lr",
+            cli=Cli(option="--base-lr"),
+            page=Page(label=N_("Learning rate tuned at the reference batch"), example=("0,1", "0.1"), group="lr"),
         ),
         Input(
             "base_batch",
@@ -291,9 +282,7 @@ BATCH = Definition(
             "The global batch the learning rate was tuned at (B₀).",
             low=1,
             high=10**15,
-            label=N_("Reference global batch"),
-            example=("256", "256"),
-            group="lr",
+            page=Page(label=N_("Reference global batch"), example=("256", "256"), group="lr"),
         ),
     ),
     _build,

@@ -1,8 +1,10 @@
 """What a calculator takes: one definition of its inputs, shared by the library and every edge.
 
 An :class:`Input` names one value (the key the API, the page's query string and JSON use), its
-kind (how its text is read: :mod:`dpscale.kinds`), what it is, its default, the bounds it is held
-to, and how the command line spells it. A :class:`Definition` is the list of a calculator's inputs
+kind (how its text is read: :mod:`dpscale.kinds`), what it is, its default and the bounds it is
+held to; apart from that meaning, each edge's extras are a small record of their own: how the
+command line spells it (:class:`Cli`), how the page shows it (:class:`Page`), what the API calls it
+(:class:`Api`). A :class:`Definition` is the list of a calculator's inputs
 and the function that builds the core's objects from their values, applying the defaults and every
 rule across fields. The edges read text into values (``dpscale.reading.read_input``) and call
 :meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
@@ -25,7 +27,7 @@ from typing import Any, Literal, NamedTuple
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 
-__all__ = ["Definition", "Edge", "Input", "KindName", "Values"]
+__all__ = ["Api", "Cli", "Definition", "Edge", "Input", "KindName", "Page", "Values"]
 
 # The kinds a definition names: dpscale.kinds has a class for each (how its text is read, and what each
 # edge does with it), whose object is equal to its name here.
@@ -52,9 +54,40 @@ Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)
 
 
+class Cli(NamedTuple):
+    """How the command line spells an input, where it differs from ``--name-with-dashes``."""
+
+    option: str | None = None  # the CLI's spelling, if not --name-with-dashes (a switch: its --no- form)
+    short: str | None = None  # the CLI's one-letter alias: -d
+    positional: bool = False  # the CLI takes it as an argument, in the definition's order
+    repeatable: bool = False  # the CLI takes the option several times (its values joined by "; ")
+    default_text: str = ""  # the default as people write it, where that is not the number: 25MiB, 2%
+
+
+class Page(NamedTuple):
+    """How the page shows an input: its label, the line under it, what it is prefilled with."""
+
+    label: str = ""  # the page's label, a catalog message (translated where shown)
+    hint: str = ""  # a line under the page's field, a catalog message
+    example: tuple[str, str] | None = None  # what the page is prefilled with: (French, English)
+    group: str = ""  # where the page shows it: a fieldset's name
+    choice_labels: tuple[str, ...] = ()  # how the page names each choice (catalog messages or product names)
+    empty_label: str = ""  # the page's option for no choice, when the input may stay empty
+
+
+class Api(NamedTuple):
+    """How the API names an input, where that is not its name."""
+
+    name: str | None = None  # the API's parameter, where it differs: deadline_seconds
+
+
+_NO_CLI, _NO_PAGE, _NO_API = Cli(), Page(), Api()
+
+
 class Input(NamedTuple):
-    """One input of a calculator (an immutable record: a NamedTuple, which costs a fraction of a
-    dataclass to define, and this module is on the path of every command, ``dpscale scale`` too)."""
+    """One input of a calculator: what it means, and in ``cli``, ``page`` and ``api`` how each edge
+    spells it (immutable records: NamedTuples, which cost a fraction of a dataclass to define, and
+    this module is on the path of every command, ``dpscale scale`` too)."""
 
     name: str  # the key: API parameter, query-string field, JSON
     kind: KindName  # how its text is read, and the type of its value: its object is dpscale.kinds.kind_of(item)
@@ -64,22 +97,63 @@ class Input(NamedTuple):
     low: float | None = None  # bounds the schema states (the core checks its own values too)
     high: float | None = None
     choices: tuple[str, ...] = ()
-    option: str | None = None  # the CLI's spelling, if not --name-with-dashes (a switch: its --no- form)
-    short: str | None = None  # the CLI's one-letter alias: -d
-    example: tuple[str, str] | None = None  # what the page is prefilled with: (French, English)
     edges: tuple[Edge, ...] = ("cli", "page", "api")
-    group: str = ""  # where the page shows it: a fieldset's name
     unit: str = ""  # what a bare API number means: "bytes/s", "s"
-    default_text: str = ""  # the default as people write it, where that is not the number: 25MiB, 2%
-    label: str = ""  # the page's label, a catalog message (translated where shown)
-    hint: str = ""  # a line under the page's field, a catalog message
-    choice_labels: tuple[str, ...] = ()  # how the page names each choice (catalog messages or product names)
-    empty_label: str = ""  # the page's option for no choice, when the input may stay empty
-    positional: bool = False  # the CLI takes it as an argument, in the definition's order
-    api_name: str | None = None  # the API's parameter, where it differs: deadline_seconds
     synonyms: tuple[tuple[str, str], ...] = ()  # other names of a choice, and the choice each one is
-    repeatable: bool = False  # the CLI takes the option several times (its values joined by "; ")
     most: int | None = None  # a text's longest, where it is not a label's (a link's carried figures)
+    cli: Cli = _NO_CLI
+    page: Page = _NO_PAGE
+    api: Api = _NO_API
+
+    # The edges' extras as they were read before they had records of their own, for the modules
+    # not yet switched to item.cli.option, item.page.label, item.api.name (read-only).
+    @property
+    def option(self) -> str | None:
+        return self.cli.option
+
+    @property
+    def short(self) -> str | None:
+        return self.cli.short
+
+    @property
+    def positional(self) -> bool:
+        return self.cli.positional
+
+    @property
+    def repeatable(self) -> bool:
+        return self.cli.repeatable
+
+    @property
+    def default_text(self) -> str:
+        return self.cli.default_text
+
+    @property
+    def label(self) -> str:
+        return self.page.label
+
+    @property
+    def hint(self) -> str:
+        return self.page.hint
+
+    @property
+    def example(self) -> tuple[str, str] | None:
+        return self.page.example
+
+    @property
+    def group(self) -> str:
+        return self.page.group
+
+    @property
+    def choice_labels(self) -> tuple[str, ...]:
+        return self.page.choice_labels
+
+    @property
+    def empty_label(self) -> str:
+        return self.page.empty_label
+
+    @property
+    def api_name(self) -> str | None:
+        return self.api.name
 
     @property
     def accepted(self) -> tuple[str, ...]:
@@ -89,8 +163,8 @@ class Input(NamedTuple):
     @property
     def shown_default(self) -> str:
         """The default as the CLI's help says it ("" when there is none to say)."""
-        if self.default_text or self.default is None or isinstance(self.default, bool):
-            return self.default_text
+        if self.cli.default_text or self.default is None or isinstance(self.default, bool):
+            return self.cli.default_text
         return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
 
     def required_on(self, edge: Edge) -> bool:
@@ -99,7 +173,7 @@ class Input(NamedTuple):
 
     @property
     def cli_option(self) -> str:
-        return self.option or "--" + self.name.replace("_", "-")
+        return self.cli.option or "--" + self.name.replace("_", "-")
 
     @property
     def cli_name(self) -> str:
@@ -159,7 +233,7 @@ class Definition:
 
     def get(self, name: str) -> Input | None:
         """The input named ``name`` (or whose API parameter is), if any."""
-        return next((item for item in self.inputs if name in (item.name, item.api_name)), None)
+        return next((item for item in self.inputs if name in (item.name, item.api.name)), None)
 
     def complete(self, values: Values) -> dict[str, Any]:
         """``values`` with every input present, the default where one was not given, each within its bounds.

@@ -25,7 +25,7 @@ from typing import Any, Literal, cast, get_args
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Definition, Input, Values
+from dpscale.inputs import Cli, Definition, Input, Page, Values
 
 __all__ = ["PIPELINE", "SCHEDULES", "Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
 
@@ -277,23 +277,19 @@ PIPELINE = Definition(
             "count",
             "p, pipeline stages (4).",
             required=True,
-            positional=True,
             low=1,
             high=_validate.MAX_DEVICES,
-            label=N_("Pipeline stages (p)"),
-            example=("4", "4"),
-            group="pipeline",
+            cli=Cli(positional=True),
+            page=Page(label=N_("Pipeline stages (p)"), example=("4", "4"), group="pipeline"),
         ),
         Input(
             "micro_batches",
             "count",
             "m, micro-batches per step (or give --max-bubble).",
-            positional=True,
             low=1,
             high=_validate.MAX_DEVICES,
-            label=N_("Micro-batches per step (m)"),
-            example=("8", "8"),
-            group="pipeline",
+            cli=Cli(positional=True),
+            page=Page(label=N_("Micro-batches per step (m)"), example=("8", "8"), group="pipeline"),
         ),
         Input(
             "schedule",
@@ -301,11 +297,13 @@ PIPELINE = Definition(
             "1f1b, gpipe or interleaved.",
             default="1f1b",
             choices=SCHEDULES,
-            short="-s",
-            label=N_("Schedule"),
-            choice_labels=("1F1B", "GPipe", N_("Interleaved 1F1B")),
-            example=("1f1b", "1f1b"),
-            group="pipeline",
+            cli=Cli(short="-s"),
+            page=Page(
+                label=N_("Schedule"),
+                choice_labels=("1F1B", "GPipe", N_("Interleaved 1F1B")),
+                example=("1f1b", "1f1b"),
+                group="pipeline",
+            ),
         ),
         Input(
             "chunks",
@@ -314,9 +312,7 @@ PIPELINE = Definition(
             default=1,
             low=1,
             high=_validate.MAX_DEVICES,
-            label=N_("Model chunks per device (v, interleaved only)"),
-            example=("1", "1"),
-            group="pipeline",
+            page=Page(label=N_("Model chunks per device (v, interleaved only)"), example=("1", "1"), group="pipeline"),
         ),
         Input(
             "micro_batch_time",
@@ -324,12 +320,14 @@ PIPELINE = Definition(
             "Forward + backward time of one micro-batch on one stage (e.g. 120 ms).",
             low=1e-12,
             high=1e10,
-            option="--time",
-            label=N_("Forward and backward time of one micro-batch on one stage (optional)"),
-            hint=N_("For example 120 ms or 0.5 s."),
-            example=("120 ms", "120 ms"),
-            group="pipeline",
             unit="s",
+            cli=Cli(option="--time"),
+            page=Page(
+                label=N_("Forward and backward time of one micro-batch on one stage (optional)"),
+                hint=N_("For example 120 ms or 0.5 s."),
+                example=("120 ms", "120 ms"),
+                group="pipeline",
+            ),
         ),
         Input(
             "max_bubble",
@@ -337,8 +335,8 @@ PIPELINE = Definition(
             "Find the fewest micro-batches with a bubble at most this (5%).",
             low=1e-9,
             high=1,
-            option="--max-bubble",
             edges=("cli",),
+            cli=Cli(option="--max-bubble"),
         ),
     ),
     _build,

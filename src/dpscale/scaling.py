@@ -22,7 +22,7 @@ from typing import Any, Literal, cast
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Definition, Input, Values
+from dpscale.inputs import Cli, Definition, Input, Page, Values
 
 __all__ = [
     "MAX_THROUGHPUT",
@@ -327,44 +327,39 @@ SCALING = Definition(
             "count",
             "d, the number of devices (64).",
             required=("page", "api"),
-            positional=True,
-            short="-d",
             low=1,
             high=_validate.MAX_DEVICES,
-            example=("64", "64"),
+            cli=Cli(positional=True, short="-d"),
+            page=Page(example=("64", "64")),
         ),
         Input(
             "per_device_throughput",
             "number",
             "v, one device's throughput alone (2000, '2 000').",
             required=("page", "api"),
-            positional=True,
-            option="--per-device",
-            short="-v",
             low=MIN_POSITIVE,
             high=MAX_THROUGHPUT,
-            example=("2 000", "2,000"),
+            cli=Cli(positional=True, option="--per-device", short="-v"),
+            page=Page(example=("2 000", "2,000")),
         ),
         Input(
             "efficiency",
             "fraction",
             "E, the scaling efficiency: 90% or 0.9.",
             required=("page", "api"),
-            positional=True,
-            short="-e",
             low=MIN_POSITIVE,
             high=1,
-            example=("90 %", "90%"),
+            cli=Cli(positional=True, short="-e"),
+            page=Page(example=("90 %", "90%")),
         ),
         Input(
             "actual_throughput",
             "number",
             "A, the cluster's actual (or target) throughput.",
-            option="--actual",
-            short="-a",
             low=MIN_POSITIVE,
             high=MAX_THROUGHPUT * _validate.MAX_DEVICES,
             edges=("cli",),
+            cli=Cli(option="--actual", short="-a"),
         ),
         Input(
             "solve",
@@ -378,8 +373,8 @@ SCALING = Definition(
             "text",
             "Throughput unit, for display.",
             default=DEFAULT_UNIT,
-            short="-u",
-            example=("échantillons/s", "samples/s"),
+            cli=Cli(short="-u"),
+            page=Page(example=("échantillons/s", "samples/s")),
         ),
     ),
     _build,

@@ -8,7 +8,7 @@ from dpscale import _validate
 from dpscale.fit.fitting import fit
 from dpscale.fit.laws import MODELS
 from dpscale.fit.results import Fit
-from dpscale.inputs import Definition, Input, Values
+from dpscale.inputs import Cli, Definition, Input, Page, Values
 
 __all__ = ["AT", "AUTO", "FIT", "MAX_POINTS", "MAX_SIZES", "models_named"]
 
@@ -38,7 +38,7 @@ AT = Input(
     "Sizes to predict: 128,256,512 or 64..1024.",
     low=1,
     high=_validate.MAX_DEVICES,
-    example=("32; 64; 128", "32, 64, 128"),
+    page=Page(example=("32; 64; 128", "32, 64, 128")),
 )  # the API's body states the same bounds
 
 FIT = Definition(
@@ -49,8 +49,8 @@ FIT = Definition(
             "measurements",
             "CSV (devices,throughput columns) or JSON lines from dpscale measure.",
             required=True,
-            positional=True,
-            example=(EXAMPLE, EXAMPLE),
+            cli=Cli(positional=True),
+            page=Page(example=(EXAMPLE, EXAMPLE)),
         ),
         AT,
         Input(
@@ -58,8 +58,8 @@ FIT = Definition(
             "text",
             f"{AUTO} (all, ranked by AICc) or {', '.join(MODELS)}.",
             default=AUTO,
-            short="-m",
-            example=(AUTO, AUTO),
+            cli=Cli(short="-m"),
+            page=Page(example=(AUTO, AUTO)),
         ),
     ),
     _build,

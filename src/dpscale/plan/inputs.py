@@ -8,7 +8,7 @@ from typing import Any
 
 from dpscale import _validate
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Definition, Input, Values
+from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
 from dpscale.plan.budget import DeadlinePlan, EfficiencyCurve, Plan, devices_for_deadline, plan, total_work
 from dpscale.predict.fields import DEVICE_MEMORY, OPTIMIZER, PARAM_BYTES, SHARDING
 
@@ -113,8 +113,19 @@ def _money(name: str, help_text: str, option: str, label: str, example_fr: str) 
     """An optional positive amount per device (a price, a power) that the run's totals multiply."""
     example = (example_fr, example_fr.replace(",", "."))
     return Input(
-        name, "number", help_text, low=1e-12, high=1e6, option=option, label=label, example=example, group="money"
+        name,
+        "number",
+        help_text,
+        low=1e-12,
+        high=1e6,
+        cli=Cli(option=option),
+        page=Page(label=label, example=example, group="money"),
     )
+
+
+def _in_memory(item: Input, **page: Any) -> Input:
+    """One of /predict's memory inputs, in the planner's memory group (``page``: what else its page shows)."""
+    return item._replace(page=item.page._replace(group="memory", **page))
 
 
 PLAN = Definition(
@@ -127,11 +138,13 @@ PLAN = Definition(
             required=True,
             low=1e-12,
             high=1e18,
-            short="-w",
-            label=N_("Dataset size (samples or tokens)"),
-            hint=N_("For example 1,281,167, 1.2M or 1T (k, M, B for billions, T)."),
-            example=("1 281 167", "1,281,167"),
-            group="run",
+            cli=Cli(short="-w"),
+            page=Page(
+                label=N_("Dataset size (samples or tokens)"),
+                hint=N_("For example 1,281,167, 1.2M or 1T (k, M, B for billions, T)."),
+                example=("1 281 167", "1,281,167"),
+                group="run",
+            ),
         ),
         Input(
             "epochs",
@@ -140,9 +153,7 @@ PLAN = Definition(
             default=1.0,
             low=1e-12,
             high=1e9,
-            label=N_("Epochs"),
-            example=("90", "90"),
-            group="run",
+            page=Page(label=N_("Epochs"), example=("90", "90"), group="run"),
         ),
         Input(
             "deadline",
@@ -150,12 +161,14 @@ PLAN = Definition(
             "Finish within this (14 d, 36 h): find the fewest devices.",
             low=1e-9,
             high=1e10,
-            api_name="deadline_seconds",
-            label=N_("Deadline (optional)"),
-            hint=N_("For example 30 min, 36 h or 14 d."),
-            example=("30 min", "30 min"),
-            group="run",
             unit="s",
+            page=Page(
+                label=N_("Deadline (optional)"),
+                hint=N_("For example 30 min, 36 h or 14 d."),
+                example=("30 min", "30 min"),
+                group="run",
+            ),
+            api=Api(name="deadline_seconds"),
         ),
         Input(
             "devices",
@@ -163,10 +176,8 @@ PLAN = Definition(
             "d; or give a deadline to find it.",
             low=1,
             high=_validate.MAX_DEVICES,
-            short="-d",
-            label=N_("Devices"),
-            example=("64", "64"),
-            group="cluster",
+            cli=Cli(short="-d"),
+            page=Page(label=N_("Devices"), example=("64", "64"), group="cluster"),
         ),
         Input(
             "per_device_throughput",
@@ -174,21 +185,16 @@ PLAN = Definition(
             "v, one device's throughput alone [default: from --fit].",
             low=1e-6,
             high=1e12,
-            option="--per-device",
-            short="-v",
-            label=N_("Throughput per device"),
-            example=("2 000", "2,000"),
-            group="cluster",
+            cli=Cli(option="--per-device", short="-v"),
+            page=Page(label=N_("Throughput per device"), example=("2 000", "2,000"), group="cluster"),
         ),
         Input(
             "unit",
             "text",
             "Throughput unit, for display.",
             default="samples/s",
-            short="-u",
-            label=N_("unit"),
-            example=("échantillons/s", "samples/s"),
-            group="cluster",
+            cli=Cli(short="-u"),
+            page=Page(label=N_("unit"), example=("échantillons/s", "samples/s"), group="cluster"),
         ),
         Input(
             "efficiency",
@@ -196,18 +202,20 @@ PLAN = Definition(
             "E: 90% or 0.9; or give --fit.",
             low=1e-6,
             high=1,
-            short="-e",
-            label=N_("Scaling efficiency (%%)"),
-            hint=N_("For example 90 %% or 0.9."),
-            example=("90 %", "90%"),
-            group="cluster",
+            cli=Cli(short="-e"),
+            page=Page(
+                label=N_("Scaling efficiency (%%)"),
+                hint=N_("For example 90 %% or 0.9."),
+                example=("90 %", "90%"),
+                group="cluster",
+            ),
         ),
         Input(
             "measurements",
             "measurements",
             "Measurements (as for dpscale fit): E(d) from the best fitted model.",
-            option="--fit",
             edges=("cli",),
+            cli=Cli(option="--fit"),
         ),
         Input(
             "params",
@@ -215,25 +223,25 @@ PLAN = Definition(
             "The model's parameters, to say how many devices hold it: 8B.",
             low=1,
             high=1e15,
-            short="-p",
-            label=N_("Parameters"),
-            hint=N_("For example 8B: with a device's memory, the fewest devices that hold the model."),
-            group="memory",
+            cli=Cli(short="-p"),
+            page=Page(
+                label=N_("Parameters"),
+                hint=N_("For example 8B: with a device's memory, the fewest devices that hold the model."),
+                group="memory",
+            ),
         ),
         # The memory inputs /predict has, in the planner's group: one definition of each.
-        SHARDING._replace(example=("zero3", "zero3"), group="memory"),
-        DEVICE_MEMORY._replace(hint="", group="memory"),
-        PARAM_BYTES._replace(group="memory"),
-        OPTIMIZER._replace(group="memory"),
+        _in_memory(SHARDING, example=("zero3", "zero3")),
+        _in_memory(DEVICE_MEMORY, hint=""),
+        _in_memory(PARAM_BYTES),
+        _in_memory(OPTIMIZER),
         _money("price_per_device_hour", "Price of one device-hour.", "--price", N_("Price of one device-hour"), "2,5"),
         Input(
             "currency",
             "text",
             "ISO 4217 code of the price.",
             default="USD",
-            label=N_("Currency (ISO code)"),
-            example=("EUR", "USD"),
-            group="money",
+            page=Page(label=N_("Currency (ISO code)"), example=("EUR", "USD"), group="money"),
         ),
         _money(
             "watts_per_device", "Power of one device, for the energy.", "--watts", N_("Power of one device (W)"), "400"

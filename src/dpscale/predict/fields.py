@@ -7,7 +7,7 @@ with the rules across them. No numpy here.
 from __future__ import annotations
 
 from dpscale.errors import N_
-from dpscale.inputs import Input
+from dpscale.inputs import Cli, Input, Page
 from dpscale.predict.defaults import (
     ALGORITHMS,
     DDP_BUCKET_BYTES,
@@ -43,11 +43,13 @@ def _tier(
             "choice",
             f"Preset of the {where}: {example}, ... (see presets.toml).",
             choices=names,
-            example=(example, example),
-            group="cluster",
-            label=label,
-            choice_labels=tuple(table[name]["description"] for name in names),
-            empty_label=empty,
+            page=Page(
+                example=(example, example),
+                group="cluster",
+                label=label,
+                choice_labels=tuple(table[name]["description"] for name in names),
+                empty_label=empty,
+            ),
         ),
         Input(
             f"{tier}_bandwidth",
@@ -55,11 +57,9 @@ def _tier(
             f"Bandwidth of the {where} per {per}, instead of a preset: {bandwidth}.",
             low=1e6,
             high=1e15,
-            option=f"--{tier}-bw",
-            group="cluster",
             unit="bytes/s",
-            label=bandwidth_label,
-            hint=bandwidth_hint,
+            cli=Cli(option=f"--{tier}-bw"),
+            page=Page(group="cluster", label=bandwidth_label, hint=bandwidth_hint),
         ),
         Input(
             f"{tier}_latency",
@@ -67,9 +67,8 @@ def _tier(
             f"Latency of the {where}: {latency} [default: the preset's].",
             low=0,
             high=1,
-            group="advanced",
             unit="s",
-            label=latency_label,
+            page=Page(group="advanced", label=latency_label),
         ),
         Input(
             f"{tier}_efficiency",
@@ -77,8 +76,7 @@ def _tier(
             f"Share of the bandwidth an all-reduce reaches on the {where}: 80% [default: the preset's].",
             low=0.01,
             high=1,
-            group="advanced",
-            label=efficiency_label,
+            page=Page(group="advanced", label=efficiency_label),
         ),
     )
 
@@ -91,8 +89,7 @@ PARAM_BYTES = Input(
     default=4.0,
     low=0.125,
     high=16,
-    group="sharding",
-    label=N_("Bytes per weight (2 for bf16)"),
+    page=Page(group="sharding", label=N_("Bytes per weight (2 for bf16)")),
 )
 
 SHARDING = Input(
@@ -102,15 +99,17 @@ SHARDING = Input(
     default="ddp",
     choices=SHARDINGS,
     synonyms=SHARDING_SYNONYMS,
-    example=("ddp", "ddp"),
-    group="sharding",
-    label=N_("Strategy"),
-    choice_labels=(
-        N_("DDP: every device holds the whole model"),
-        N_("ZeRO-1: optimizer states sharded"),
-        N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
-        N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
-        N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
+    page=Page(
+        example=("ddp", "ddp"),
+        group="sharding",
+        label=N_("Strategy"),
+        choice_labels=(
+            N_("DDP: every device holds the whole model"),
+            N_("ZeRO-1: optimizer states sharded"),
+            N_("ZeRO-2 / FSDP SHARD_GRAD_OP: and gradients"),
+            N_("ZeRO-3 / FSDP FULL_SHARD: and parameters"),
+            N_("HSDP: ZeRO-3 inside a group, replicated across groups"),
+        ),
     ),
 )
 
@@ -120,10 +119,12 @@ OPTIMIZER = Input(
     "Optimizer whose states each device holds: adam, adamw or sgd.",
     default="adam",
     choices=OPTIMIZERS,
-    example=("adam", "adam"),
-    group="sharding",
-    label=N_("Optimizer"),
-    choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+    page=Page(
+        example=("adam", "adam"),
+        group="sharding",
+        label=N_("Optimizer"),
+        choice_labels=("Adam", "AdamW", N_("SGD with momentum")),
+    ),
 )
 
 DEVICE_MEMORY = Input(
@@ -132,10 +133,12 @@ DEVICE_MEMORY = Input(
     "Memory of one device, to say which configurations fit: 80GiB.",
     low=1,
     high=1e15,
-    group="sharding",
     unit="bytes",
-    label=N_("Memory of one device (optional)"),
-    hint=N_("For example 80 GiB: the table then says what fits."),
+    page=Page(
+        group="sharding",
+        label=N_("Memory of one device (optional)"),
+        hint=N_("For example 80 GiB: the table then says what fits."),
+    ),
 )
 
 PREDICT_INPUTS = (
@@ -146,11 +149,13 @@ PREDICT_INPUTS = (
         required=True,
         low=1,
         high=10**9,
-        short="-d",
-        example=("1..256", "1..256"),
-        group="workload",
-        label=N_("Device counts"),
-        hint=N_("For example 8, 16, 64, or 1..1024 for the powers of two."),
+        cli=Cli(short="-d"),
+        page=Page(
+            example=("1..256", "1..256"),
+            group="workload",
+            label=N_("Device counts"),
+            hint=N_("For example 8, 16, 64, or 1..1024 for the powers of two."),
+        ),
     ),
     Input(
         "per_device_throughput",
@@ -158,12 +163,13 @@ PREDICT_INPUTS = (
         "v: one device's throughput alone, samples/s (or give --measured, or --mfu for a model never run).",
         low=1e-6,
         high=1e12,
-        option="--per-device",
-        short="-v",
-        example=("938", "938"),
-        group="workload",
-        label=N_("Throughput of one device alone (samples/s)"),
-        hint=N_("Or leave it empty and give a measurement of the whole cluster below."),
+        cli=Cli(option="--per-device", short="-v"),
+        page=Page(
+            example=("938", "938"),
+            group="workload",
+            label=N_("Throughput of one device alone (samples/s)"),
+            hint=N_("Or leave it empty and give a measurement of the whole cluster below."),
+        ),
     ),
     Input(
         "measured",
@@ -172,13 +178,15 @@ PREDICT_INPUTS = (
         "by semicolons (8:7500; 64:52000), or on the command line the option repeated or a runs file of "
         "dpscale measure. The model is calibrated on them; without the per-device throughput, efficiencies "
         "are relative to the smallest N.",
-        group="workload",
-        label=N_("Or a measurement: devices:throughput of the whole cluster"),
-        hint=N_(
-            "For example 8:7500 (8 devices together ran at 7,500 samples/s), or several sizes: 8:7500; 64:52000. "
-            "Efficiencies are then relative to the smallest, and the model is calibrated on them."
+        cli=Cli(repeatable=True),
+        page=Page(
+            group="workload",
+            label=N_("Or a measurement: devices:throughput of the whole cluster"),
+            hint=N_(
+                "For example 8:7500 (8 devices together ran at 7,500 samples/s), or several sizes: 8:7500; 64:52000. "
+                "Efficiencies are then relative to the smallest, and the model is calibrated on them."
+            ),
         ),
-        repeatable=True,
     ),
     Input(
         "batch",
@@ -187,10 +195,8 @@ PREDICT_INPUTS = (
         required=True,
         low=1e-6,
         high=1e6,
-        short="-b",
-        example=("256", "256"),
-        group="workload",
-        label=N_("Micro-batch per device (samples)"),
+        cli=Cli(short="-b"),
+        page=Page(example=("256", "256"), group="workload", label=N_("Micro-batch per device (samples)")),
     ),
     Input(
         "params",
@@ -199,11 +205,10 @@ PREDICT_INPUTS = (
         required=True,
         low=1,
         high=1e15,
-        short="-p",
-        example=("25,6M", "25.6M"),
-        group="workload",
-        label=N_("Parameters"),
-        hint=N_("For example 25.6M or 7B."),
+        cli=Cli(short="-p"),
+        page=Page(
+            example=("25,6M", "25.6M"), group="workload", label=N_("Parameters"), hint=N_("For example 25.6M or 7B.")
+        ),
     ),
     Input(
         "grad_bytes",
@@ -212,9 +217,7 @@ PREDICT_INPUTS = (
         default=4.0,
         low=0.125,
         high=16,
-        example=("4", "4"),
-        group="workload",
-        label=N_("Bytes per gradient value (4 for fp32)"),
+        page=Page(example=("4", "4"), group="workload", label=N_("Bytes per gradient value (4 for fp32)")),
     ),
     PARAM_BYTES,
     Input(
@@ -224,10 +227,8 @@ PREDICT_INPUTS = (
         default=1,
         low=1,
         high=10**6,
-        short="-k",
-        example=("1", "1"),
-        group="workload",
-        label=N_("Gradient-accumulation steps"),
+        cli=Cli(short="-k"),
+        page=Page(example=("1", "1"), group="workload", label=N_("Gradient-accumulation steps")),
     ),
     Input(
         "input_throughput",
@@ -235,12 +236,14 @@ PREDICT_INPUTS = (
         "Samples/s one node's input pipeline (loading, decoding, augmenting) sustains for all its devices.",
         low=1e-6,
         high=1e15,
-        option="--input-rate",
-        group="workload",
-        label=N_("Input pipeline of one node (samples/s)"),
-        hint=N_(
-            "Optional: what loading and decoding sustain for all the devices of a node. "
-            "Left empty, the input is assumed to keep up."
+        cli=Cli(option="--input-rate"),
+        page=Page(
+            group="workload",
+            label=N_("Input pipeline of one node (samples/s)"),
+            hint=N_(
+                "Optional: what loading and decoding sustain for all the devices of a node. "
+                "Left empty, the input is assumed to keep up."
+            ),
         ),
     ),
     *TOKEN_INPUTS,
@@ -250,10 +253,8 @@ PREDICT_INPUTS = (
         f"Devices in one node [default: {DEFAULT_DEVICES_PER_NODE}, or the network profile's].",
         low=1,
         high=1024,
-        short="-g",
-        example=("8", "8"),
-        group="cluster",
-        label=N_("Devices per node"),
+        cli=Cli(short="-g"),
+        page=Page(example=("8", "8"), group="cluster", label=N_("Devices per node")),
     ),
     *_tier(
         "intra",
@@ -294,9 +295,7 @@ PREDICT_INPUTS = (
         default=1,
         low=1,
         high=64,
-        example=("4", "4"),
-        group="cluster",
-        label=N_("Network cards per node"),
+        page=Page(example=("4", "4"), group="cluster", label=N_("Network cards per node")),
     ),
     *MEASURED_INPUTS,
     Input(
@@ -305,21 +304,25 @@ PREDICT_INPUTS = (
         "The all-reduce: auto, ring, tree or hierarchical.",
         default="auto",
         choices=ALGORITHMS,
-        example=("auto", "auto"),
-        group="cluster",
-        label=N_("All-reduce algorithm"),
-        choice_labels=(N_("fastest (as NCCL picks)"), "ring", "tree", N_("hierarchical")),
+        page=Page(
+            example=("auto", "auto"),
+            group="cluster",
+            label=N_("All-reduce algorithm"),
+            choice_labels=(N_("fastest (as NCCL picks)"), "ring", "tree", N_("hierarchical")),
+        ),
     ),
     Input(
         "overlap",
         "switch",
         "Overlap the all-reduce with the backward pass (on), or run it after (off: --no-overlap).",
         default=True,
-        option="--no-overlap",
-        example=("on", "on"),
-        group="cluster",
-        label=N_("Overlap with the backward pass"),
-        choice_labels=(N_("on"), N_("off")),  # every strategy overlaps: DDP its buckets, FSDP its layers
+        cli=Cli(option="--no-overlap"),
+        page=Page(
+            example=("on", "on"),
+            group="cluster",
+            label=N_("Overlap with the backward pass"),
+            choice_labels=(N_("on"), N_("off")),  # every strategy overlaps: DDP its buckets, FSDP its layers
+        ),
     ),
     Input(
         "bucket_bytes",
@@ -328,23 +331,19 @@ PREDICT_INPUTS = (
         default=float(DDP_BUCKET_BYTES),
         low=1024,
         high=1e12,
-        option="--bucket",
-        group="advanced",
         unit="bytes",
-        default_text="25MiB",
-        label=N_("DDP bucket size (empty: 25 MiB)"),
+        cli=Cli(option="--bucket", default_text="25MiB"),
+        page=Page(group="advanced", label=N_("DDP bucket size (empty: 25 MiB)")),
     ),
     Input(
         "jitter",
         "variation",
         "Step-time variation across ranks: 2% or 0.02.",
         default=DEFAULT_JITTER,
-        default_text="2%",
         low=0,
         high=0.5,
-        example=("2 %", "2%"),
-        group="cluster",
-        label=N_("Step-time variation across devices"),
+        cli=Cli(default_text="2%"),
+        page=Page(example=("2 %", "2%"), group="cluster", label=N_("Step-time variation across devices")),
     ),
     Input(
         "jitter_from",
@@ -359,8 +358,7 @@ PREDICT_INPUTS = (
         "Devices that share one copy of the model states under hybrid [default: one node].",
         low=1,
         high=10**9,
-        group="sharding",
-        label=N_("Sharding group of hybrid (empty: one node)"),
+        page=Page(group="sharding", label=N_("Sharding group of hybrid (empty: one node)")),
     ),
     OPTIMIZER,
     Input(
@@ -370,8 +368,7 @@ PREDICT_INPUTS = (
         f"FLOPs per token's attention term [default: {DEFAULT_LAYERS}].",
         low=1,
         high=10**6,
-        group="sharding",
-        label=N_("Pieces the model is gathered in (empty: 32)"),
+        page=Page(group="sharding", label=N_("Pieces the model is gathered in (empty: 32)")),
     ),
     Input(
         "activation_memory",
@@ -379,10 +376,10 @@ PREDICT_INPUTS = (
         "Activation memory per device, when known: 20GiB.",
         low=1,
         high=1e15,
-        group="sharding",
         unit="bytes",
-        label=N_("Activation memory per device (optional)"),
-        hint=N_("For example 20 GiB."),
+        page=Page(
+            group="sharding", label=N_("Activation memory per device (optional)"), hint=N_("For example 20 GiB.")
+        ),
     ),
     DEVICE_MEMORY,
 )

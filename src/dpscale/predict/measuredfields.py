@@ -8,7 +8,7 @@ traces are; ``nccl_fit`` what a link from ``/predict`` carries of an nccl-tests 
 from __future__ import annotations
 
 from dpscale.errors import N_
-from dpscale.inputs import Input
+from dpscale.inputs import Input, Page
 from dpscale.predict.linked import MAX_NETWORK, MAX_TRACED
 
 __all__ = ["MEASURED_INPUTS"]
@@ -26,11 +26,13 @@ MEASURED_INPUTS = (
         "The text of an nccl-tests run (all_reduce_perf, reduce_scatter_perf or all_gather_perf, printed or -J): "
         "the links it measured replace the presets (on the command line: dpscale probe --import, then --network).",
         edges=("page", "api"),
-        group="cluster",
-        label=N_("Or an nccl-tests log of your cluster"),
-        hint=N_(
-            "Paste the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf, or choose the file: it is "
-            "read in your browser and sent with the form. The links it measured replace the presets above."
+        page=Page(
+            group="cluster",
+            label=N_("Or an nccl-tests log of your cluster"),
+            hint=N_(
+                "Paste the output of all_reduce_perf, reduce_scatter_perf or all_gather_perf, or choose the file: "
+                "it is read in your browser and sent with the form. The links it measured replace the presets above."
+            ),
         ),
     ),
     Input(
@@ -39,13 +41,15 @@ MEASURED_INPUTS = (
         "What nccl-tests logs measured, as /predict's link carries it (n1_car_r16_…): their runs, fitted as the "
         "logs are; a log given too is read instead.",
         edges=("page", "api"),
-        group="cluster",
-        label=N_("Measured by an nccl-tests log (from a link)"),
-        hint=N_(
-            "Filled in when a log is read: what it measured, short enough for the page's link, which carries "
-            "it in place of the log. Empty it to go back to the presets."
-        ),
         most=MAX_NETWORK,
+        page=Page(
+            group="cluster",
+            label=N_("Measured by an nccl-tests log (from a link)"),
+            hint=N_(
+                "Filled in when a log is read: what it measured, short enough for the page's link, which carries "
+                "it in place of the log. Empty it to go back to the presets."
+            ),
+        ),
     ),
     Input(
         "from_trace",
@@ -60,12 +64,14 @@ MEASURED_INPUTS = (
         "What /explain measured of a run, as its link to /predict carries it (t1_n8_c…): one device's throughput, "
         "the step-time variation and the bandwidth share reached come from it, as with --from-trace.",
         edges=("page", "api"),
-        group="advanced",
         most=MAX_TRACED,
-        label=N_("Measured by /explain (from its link)"),
-        hint=N_(
-            "Filled in by the link on /explain's results: the run's figures, as dpscale predict --from-trace "
-            "reads them."
+        page=Page(
+            group="advanced",
+            label=N_("Measured by /explain (from its link)"),
+            hint=N_(
+                "Filled in by the link on /explain's results: the run's figures, as dpscale predict --from-trace "
+                "reads them."
+            ),
         ),
     ),
 )

@@ -7,7 +7,7 @@ Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`; the formulas are :mod:`dp
 from __future__ import annotations
 
 from dpscale.errors import N_
-from dpscale.inputs import Input
+from dpscale.inputs import Input, Page
 
 __all__ = ["MFU", "TOKEN_INPUTS"]
 
@@ -19,8 +19,7 @@ MFU = Input(
     "run: v = MFU x peak / (FLOPs per token x tokens per sample); needs --tokens-per-sample and --peak-flops.",
     low=1e-6,
     high=1,
-    group="tokens",
-    label=N_("Or the MFU of one device alone, in place of its throughput"),
+    page=Page(group="tokens", label=N_("Or the MFU of one device alone, in place of its throughput")),
 )
 
 TOKEN_INPUTS = (
@@ -30,18 +29,24 @@ TOKEN_INPUTS = (
         "Tokens per sample, the sequence length: throughputs in tokens/s too, and with --peak-flops the MFU.",
         low=1,
         high=10**8,
-        group="tokens",
-        label=N_("Tokens per sample (sequence length)"),
-        hint=N_("For example 4096: the tables then give tokens/s, per device and for the cluster."),
+        page=Page(
+            group="tokens",
+            label=N_("Tokens per sample (sequence length)"),
+            hint=N_("For example 4096: the tables then give tokens/s, per device and for the cluster."),
+        ),
     ),
     Input(
         "peak_flops",
         "text",
         "One device's dense peak, for the MFU: 989TFLOP/s, or a device: h100-sxm, h200, a100-sxm-80gb, mi300x, "
         "b200, ... (their dense bf16 figures, see peaks.toml).",
-        group="tokens",
-        label=N_("Peak of one device (FLOP/s) or its name"),
-        hint=N_("For example 989 TFLOP/s, or H100 SXM, H200, A100 SXM 80GB, MI300X, B200: their dense bf16 figure."),
+        page=Page(
+            group="tokens",
+            label=N_("Peak of one device (FLOP/s) or its name"),
+            hint=N_(
+                "For example 989 TFLOP/s, or H100 SXM, H200, A100 SXM 80GB, MI300X, B200: their dense bf16 figure."
+            ),
+        ),
     ),
     Input(
         "flops_per_token",
@@ -50,8 +55,7 @@ TOKEN_INPUTS = (
         "sequence when --layers and --hidden are given].",
         low=1,
         high=1e18,
-        group="tokens",
-        label=N_("FLOPs per token (empty: 6 × parameters, + attention)"),
+        page=Page(group="tokens", label=N_("FLOPs per token (empty: 6 × parameters, + attention)")),
     ),
     Input(
         "hidden",
@@ -60,8 +64,7 @@ TOKEN_INPUTS = (
         "add 12 x layers x hidden x sequence.",
         low=1,
         high=10**7,
-        group="tokens",
-        label=N_("Attention width (heads × head size)"),
+        page=Page(group="tokens", label=N_("Attention width (heads × head size)")),
     ),
     MFU,
 )
