@@ -19,7 +19,7 @@ from dpscale.errors import InvalidInput, MissingInput
 from dpscale.fit.inputs import AT, FIT, MAX_SIZES
 from dpscale.fit.laws import MODELS
 from dpscale.i18n import Lang
-from dpscale.inputs import Definition, Input
+from dpscale.inputs import Api, Cli, Definition, Input, Page
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
 from dpscale.predict.inputs import PREDICT
@@ -49,6 +49,36 @@ by_name = pytest.mark.parametrize(
 )
 
 
+# What an input means, which every edge reads; how each edge spells it is its own record.
+MEANING = ("name", "kind", "help", "default", "required", "low", "high", "choices", "edges", "unit", "synonyms", "most")
+EXTRAS = {"cli": Cli, "page": Page, "api": Api}
+# The names the edges' extras had on Input itself, read-only now: (record, its field).
+OLD_NAMES = {
+    **{field: ("cli", field) for field in Cli._fields},
+    **{field: ("page", field) for field in Page._fields},
+    "api_name": ("api", "name"),
+}
+
+
+def test_an_input_holds_its_meaning_and_each_edge_its_own_record() -> None:
+    assert Input._fields == (*MEANING, *EXTRAS)
+    assert not set(OLD_NAMES) & set(Input._fields)
+    item = Input("x", "text", "")
+    for edge, record in EXTRAS.items():
+        assert getattr(item, edge) == record(), edge  # an input no edge spells apart has the records' defaults
+
+
+@by_name
+def test_the_old_names_read_the_edges_records(
+    definition: Definition, command: str, page: str, endpoint: str | None
+) -> None:
+    for item in definition.inputs:
+        for old, (edge, field) in OLD_NAMES.items():
+            assert getattr(item, old) == getattr(getattr(item, edge), field), (item.name, old)
+            with pytest.raises(AttributeError):
+                setattr(item, old, None)
+
+
 @by_name
 def test_every_input_is_a_cli_option(
     capsys: pytest.CaptureFixture[str], definition: Definition, command: str, page: str, endpoint: str | None
@@ -57,13 +87,13 @@ def test_every_input_is_a_cli_option(
         main([command, "--help"])
     help_text = capsys.readouterr().out
     for item in definition.on("cli"):
-        if item.positional:
+        if item.cli.positional:
             assert re.search(rf"\b{item.name.upper()}\b", help_text), item.name
-            if not (item.option or item.short):
+            if not (item.cli.option or item.cli.short):
                 continue
         assert re.search(rf"{re.escape(item.cli_option)}\b", help_text), item.name
-        if item.short:
-            assert f"{item.short}, {item.cli_option}" in help_text, item.name
+        if item.cli.short:
+            assert f"{item.cli.short}, {item.cli_option}" in help_text, item.name
 
 
 @by_name
@@ -88,9 +118,9 @@ def test_every_input_is_an_api_parameter_with_its_bounds(
 ) -> None:
     schema = client.get("/openapi.json").json()
     parameters = {p["name"]: p for p in schema["paths"][endpoint]["get"]["parameters"]}
-    assert set(parameters) == {item.api_name or item.name for item in definition.on("api")}
+    assert set(parameters) == {item.api.name or item.name for item in definition.on("api")}
     for item in definition.on("api"):
-        parameter = parameters[item.api_name or item.name]
+        parameter = parameters[item.api.name or item.name]
         assert parameter["required"] == item.required_on("api"), item.name
         if item.high is not None:
             assert _found(parameter["schema"], "maximum") == item.high, item.name
@@ -135,7 +165,7 @@ def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(c
             assert body == {FIT_BODY[item.name] for item in definition.on("api")}
         else:
             taken = {p["name"] for p in openapi["paths"][endpoint]["get"]["parameters"]}
-            assert taken == {item.api_name or item.name for item in definition.on("api")}, name
+            assert taken == {item.api.name or item.name for item in definition.on("api")}, name
 
 
 def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:

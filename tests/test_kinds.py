@@ -145,7 +145,7 @@ def test_the_api_publishes_each_inputs_schema_as_its_kind_says(
 ) -> None:
     parameters = {p["name"]: p for p in openapi["paths"][endpoint]["get"]["parameters"]}
     for item in definition.on("api"):
-        published = _flat(parameters[item.api_name or item.name]["schema"])
+        published = _flat(parameters[item.api.name or item.name]["schema"])
         fragment = kind_of(item).schema(item, most=MAX_SIZES)
         assert {k: published.get(k) for k in fragment} == fragment, item.name
 
@@ -153,11 +153,11 @@ def test_the_api_publishes_each_inputs_schema_as_its_kind_says(
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter made from ``item``'s kind alone, as ``dpscale.web.api`` may make it."""
     description = f"{item.help} ({item.unit})" if item.unit else item.help
-    if item.api_name is not None:
-        description = f"{description} (as {item.api_name})"
+    if item.api.name is not None:
+        description = f"{description} (as {item.api.name})"
     shape = kind_of(item).api(item, most=MAX_SIZES)
     base: Any = shape.python if shape.each is None else list[Annotated[shape.python, Field(**shape.each)]]
-    query = Query(description=description + shape.said, alias=item.api_name, **shape.query)
+    query = Query(description=description + shape.said, alias=item.api.name, **shape.query)
     if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[base, query])
     annotation = Annotated[base | None, query] if item.default is None else Annotated[base, query]

@@ -21,8 +21,8 @@ class Text(Kind):
     name = "text"
 
     def read_cli(self, item: Input, given: Any, lang: Lang) -> Any:
-        if given is None and item.example and item.default == item.example[1]:
-            return item.example[0] if lang == "fr" else item.example[1]  # as the page is prefilled
+        if given is None and item.page.example and item.default == item.page.example[1]:
+            return item.page.example[0] if lang == "fr" else item.page.example[1]  # as the page is prefilled
         return super().read_cli(item, given, lang)
 
     def api(self, item: Input, *, most: int) -> ApiParameter:
@@ -61,8 +61,8 @@ class Choice(Kind):
             return text  # kept as typed, for its error to quote
 
     def options(self, item: Input) -> list[tuple[str, str, bool]]:
-        empty = [("", item.empty_label, True)] if item.empty_label else []
-        labels = item.choice_labels
+        empty = [("", item.page.empty_label, True)] if item.page.empty_label else []
+        labels = item.page.choice_labels
         return empty + [(value, labels[i] if labels else value, bool(labels)) for i, value in enumerate(item.choices)]
 
     def api(self, item: Input, *, most: int) -> ApiParameter:
@@ -96,7 +96,7 @@ class Switch(Kind):
         return self.show(value, "en")  # a link's yes or oui as the menu's option
 
     def options(self, item: Input) -> list[tuple[str, str, bool]]:
-        return [("on", item.choice_labels[0], True), ("off", item.choice_labels[1], True)]
+        return [("on", item.page.choice_labels[0], True), ("off", item.page.choice_labels[1], True)]
 
     def api(self, item: Input, *, most: int) -> ApiParameter:
         return ApiParameter(bool, {})

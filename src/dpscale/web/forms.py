@@ -79,14 +79,14 @@ class Calculator:
         """The definition's page inputs by group, in the order they first appear."""
         out: dict[str, list[Input]] = {}
         for item in self.definition.on("page") if self.definition else ():
-            out.setdefault(item.group, []).append(item)
+            out.setdefault(item.page.group, []).append(item)
         return list(out.items())
 
 
 def fields_of(definition: Definition) -> dict[str, Field]:
     """A page's fields, one per input of ``definition`` that the page takes."""
     return {
-        item.name: Field(item, kind_of(item), *(item.example or ("", "")), required=item.required_on("page"))
+        item.name: Field(item, kind_of(item), *(item.page.example or ("", "")), required=item.required_on("page"))
         for item in definition.on("page")
     }
 
