@@ -56,13 +56,13 @@ big_body: dict[int | str, dict[str, Any]] = {
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
     description = f"{item.help} ({item.unit})" if item.unit else item.help
-    if item.api_name is not None:
-        description = f"{description} (as {item.api_name})"
+    if item.api.name is not None:
+        description = f"{description} (as {item.api.name})"
     shape = kind_of(item).api(item, most=MAX_SIZES)  # its type, bounds and what it adds to the description
     base: Any = shape.python
     if shape.each is not None:  # a list: each element held to its bounds (a type made at run time)
         base = list[Annotated[base, Field(**shape.each)]]
-    annotation: Any = Annotated[base, Query(description=description + shape.said, alias=item.api_name, **shape.query)]
+    annotation: Any = Annotated[base, Query(description=description + shape.said, alias=item.api.name, **shape.query)]
     if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if item.default is None:
@@ -131,7 +131,7 @@ def _endpoint(
     """
 
     compute = _computed(definition, answer)
-    known = frozenset(item.api_name or item.name for item in definition.on("api"))
+    known = frozenset(item.api.name or item.name for item in definition.on("api"))
 
     def checked(request: Request, values: dict[str, Any]) -> Any:
         # A parameter the endpoint does not take (deadline for deadline_seconds) is refused by name,

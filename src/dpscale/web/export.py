@@ -152,7 +152,7 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
             if _given(item, value):
                 left_out.append(item.name)
             continue
-        if item.positional and not (item.option or item.short):  # an argument, in the definition's order
+        if item.cli.positional and not (item.cli.option or item.cli.short):  # an argument, in the definition's order
             text = _positional(item, value, files)
             positional.append(text)
             continue
@@ -206,7 +206,7 @@ def api_call(
     if posted and (name == "fit" or any(kind_of(item).posted for item, _ in given)):
         body: dict[str, Any] = {}
         for item, value in given:
-            key = _BODY_NAMES.get(item.name, item.name) if name == "fit" else item.api_name or item.name
+            key = _BODY_NAMES.get(item.name, item.name) if name == "fit" else item.api.name or item.name
             body[key] = (
                 texts.get(item.name, _api_value(item, value)) if kind_of(item).posted else _api_value(item, value)
             )
@@ -214,7 +214,7 @@ def api_call(
         return f"curl {shlex.quote(url)} -H 'Content-Type: application/json' --data-binary @- <<'EOF'\n{data}\nEOF"
     query: list[tuple[str, str]] = []
     for item, value in given:
-        key = item.api_name or item.name
+        key = item.api.name or item.name
         shown = _api_value(item, value)
         for each in shown if isinstance(shown, list) else [shown]:
             query.append((key, each if isinstance(each, str) else plain_number(each)))
