@@ -32,7 +32,9 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
     the definition spells one (``dpscale scale 64 …`` or ``dpscale scale --devices 64 …``)."""
     names = [item.cli_option, *([item.short] if item.short else [])]
     shown = item.shown_default
-    help_text = item.help if not shown or "[default" in item.help else f"{item.help} [default: {shown}]"
+    help_text = (
+        item.help if not shown or "[default" in item.help else f"{item.help}  [default: {shown}]"
+    )  # spaced as Click spaces its own
     kind = kind_of(item)
     if kind.flag:  # --no-overlap turns off what is on by default, --x turns on what is off
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
@@ -68,36 +70,36 @@ def read_values(definition: Definition, given: dict[str, Any], lang: Lang) -> di
 
 
 @contextlib.contextmanager
-def named_as_options(definition: Definition | None, typed: Mapping[str, Any] | None = None) -> Iterator[None]:
+def named_as_options(definition: Definition, typed: Mapping[str, Any] | None = None) -> Iterator[None]:
     """Errors about an input name it as the command line spells it (``intra_bw``, not ``intra_bandwidth``),
     and quote what was typed there (``100Mb/s``), not the number it was read as (12500000.0).
 
-    The one place the command line says which option was wrong and how it was typed: the
-    commands made from a definition, and those whose errors name their options already
-    (``definition`` None: measure's and probe's, whose fields are their options' names).
+    The one place the command line says which option was wrong and how it was typed, for every
+    command made from a definition; an error about anything else (a Slurm variable, a file's
+    line) is left as it is.
     """
     try:
         yield
     except InvalidInput as exc:
-        if definition is None:
-            name = key = exc.field
-        else:
-            item = definition.get(exc.field)
-            if item is None:
-                raise
-            name, key = item.cli_name, item.name
-        text = (typed or {}).get(key)
-        if isinstance(text, str) and exc.value is not None and not isinstance(exc, MissingInput):
-            raise exc.as_given(name, text) from None
-        if definition is None:
+        item = definition.get(exc.field)
+        if item is None:
             raise
-        raise exc.renamed(name) from None
+        text = (typed or {}).get(item.name)
+        if isinstance(text, str) and exc.value is not None and not isinstance(exc, MissingInput):
+            raise exc.as_given(item.cli_name, text) from None
+        raise exc.renamed(item.cli_name) from None
 
 
-def build(definition: Definition, given: dict[str, Any], lang: Lang) -> Any:
-    """What ``definition`` builds from the options given, read in ``lang``; errors name the options."""
+def build(
+    definition: Definition, given: dict[str, Any], lang: Lang, *, context: Mapping[str, Any] | None = None
+) -> Any:
+    """What ``definition`` builds from the options given, read in ``lang``; errors name the options.
+
+    ``context``: values the build reads besides the options (measure's and probe's: the environment,
+    where srun says where they run).
+    """
     with named_as_options(definition, given):
-        return definition.build(read_values(definition, given, lang))
+        return definition.build({**read_values(definition, given, lang), **(context or {})})
 
 
 def command(
