@@ -108,3 +108,21 @@ def test_the_columns_add_to_the_step_and_the_wait_is_inside_exposed_communicatio
         assert compute + exposed + other == pytest.approx(step)
         assert alone == pytest.approx(compute + other)
     assert "0.045 ms to 0.075 ms by rank, mean 0.06 ms" in out  # not a mean alone of a fast and a slow rank
+
+
+def test_the_traces_are_its_definitions_one_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from dpscale.cli.explain import EXPLAIN
+
+    assert [item.name for item in EXPLAIN.on("cli")] == ["trace"]
+    assert EXPLAIN.on("page") == EXPLAIN.on("api") == ()
+    code, out, _ = run(capsys, "explain", "--help")
+    assert code == 0
+    assert "Usage: dpscale explain [OPTIONS] {TRACE...}" in out  # every argument left, at least one
+    assert "[required]" in out
+    code, _, err = run(capsys, "explain")
+    assert code == 2
+    assert err == "error: dpscale explain: Missing argument 'TRACE...'. (see --help)\n"
+    rank0, rank1 = two_ranks(tmp_path) / "rank0.json", tmp_path / "rank1.json"
+    code, out, err = run(capsys, "explain", str(rank0), str(rank1), "--json")
+    assert (code, err) == (0, "")
+    assert [r["rank"] for r in json.loads(out)["ranks"]] == [0, 1]

@@ -40,10 +40,17 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)]
     option = typer.Option(*names, help=help_text, show_default=False, metavar=kind.metavar)
-    if item.repeatable or not item.positional:  # repeatable: --measured 8:7500 --measured 64:52000
+    if not item.positional:  # repeatable: --measured 8:7500 --measured 64:52000
         annotation = Annotated[list[str] | None, option] if item.repeatable else Annotated[str | None, option]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
     metavar = item.name.upper()
+    if item.repeatable:  # every argument left: dpscale explain rank0.json rank1.json; Click says when none is given
+        many = typer.Argument(help=help_text, show_default=False, metavar=metavar + "...")
+        if item.required_on("cli"):
+            needed = Annotated[list[str], many]
+            return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=needed)]
+        maybe = Annotated[list[str] | None, many]
+        return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=maybe)]
     argument = Annotated[str | None, typer.Argument(help=help_text, show_default=False, metavar=metavar)]
     out = [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=argument)]
     if item.option or item.short:
