@@ -31,7 +31,11 @@ ENVIRONMENT = "environment"  # the values' key of the process's environment (sru
 
 
 class _FromZero(Count):
-    """A whole number from 0 (warm-up steps, a node's rank): a count that may be none."""
+    """A whole number from 0 (warm-up steps, a node's rank): a count that may be none.
+
+    The kinds' own count starts at 1 (devices, steps); were it to read its input's ``low``, this
+    class would go and these inputs would say ``low=0``.
+    """
 
     __slots__ = ()
 
