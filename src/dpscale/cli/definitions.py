@@ -30,7 +30,7 @@ TWIN = "_option"  # the name of a positional input's option form: devices_option
 def _parameters(item: Input) -> list[inspect.Parameter]:
     """The command's parameters for ``item``: an option; or an argument, and its option form where
     the definition spells one (``dpscale scale 64 …`` or ``dpscale scale --devices 64 …``)."""
-    names = [item.cli_option, *([item.short] if item.short else [])]
+    names = [item.cli_option, *([item.cli.short] if item.cli.short else [])]
     shown = item.shown_default
     help_text = (
         item.help if not shown or "[default" in item.help else f"{item.help}  [default: {shown}]"
@@ -40,11 +40,11 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
         annotation: Any = Annotated[bool, typer.Option(*names, help=help_text)]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation)]
     option = typer.Option(*names, help=help_text, show_default=False, metavar=kind.metavar)
-    if not item.positional:  # repeatable: --measured 8:7500 --measured 64:52000
-        annotation = Annotated[list[str] | None, option] if item.repeatable else Annotated[str | None, option]
+    if not item.cli.positional:  # repeatable: --measured 8:7500 --measured 64:52000
+        annotation = Annotated[list[str] | None, option] if item.cli.repeatable else Annotated[str | None, option]
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)]
     metavar = item.name.upper()
-    if item.repeatable:  # every argument left: dpscale explain rank0.json rank1.json; Click says when none is given
+    if item.cli.repeatable:  # every argument left: dpscale explain rank0.json rank1.json; Click says when none is given
         many = typer.Argument(help=help_text, show_default=False, metavar=metavar + "...")
         if item.required_on("cli"):
             needed = Annotated[list[str], many]
@@ -53,7 +53,7 @@ def _parameters(item: Input) -> list[inspect.Parameter]:
         return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=maybe)]
     argument = Annotated[str | None, typer.Argument(help=help_text, show_default=False, metavar=metavar)]
     out = [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=argument)]
-    if item.option or item.short:
+    if item.cli.option or item.cli.short:
         option = Annotated[str | None, typer.Option(*names, help=f"{metavar}, as an option.", show_default=False)]
         out.append(inspect.Parameter(item.name + TWIN, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option))
     return out
