@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from tests.test_explain import GLOO, op, step, write
+from tests.explain.test_explain import GLOO, op, step, write
 
 
 def cpu_run(folder: Path) -> list[Path]:

@@ -1,6 +1,6 @@
 """Calibrate on the first node, predict the larger sizes: tests/data/multinode_series.csv.
 
-Test support, not part of the package: tests/test_calibration_validation.py keeps the README's
+Test support, not part of the package: tests/predict/test_calibration_validation.py keeps the README's
 table in step with :func:`markdown_table` and checks the numbers it states.
 
 A series is one job (source table, model, precision, micro-batch, sequence length) measured at

@@ -176,3 +176,26 @@ def test_no_module_over_400_lines() -> None:
     }
     assert sorted(set(long) - ISSUE_26_LONG_MODULES) == [], f"modules over {MOST_LINES} lines: {long}"
     assert sorted(ISSUE_26_LONG_MODULES - set(long)) == [], "fixed: remove them from ISSUE_26_LONG_MODULES"
+
+
+TESTS = Path(__file__).resolve().parent
+SPECIAL_TEST_FOLDERS = {"browser", "distributed", "testbed", "data", "assets"}  # by what they need, not by module
+
+
+def subpackages() -> set[str]:
+    return {p.parent.name for p in (SRC / "dpscale").glob("*/__init__.py")}
+
+
+def test_tests_mirror_the_subpackages() -> None:
+    """``tests/predict/`` holds the tests of ``dpscale/predict/``: no test of a subpackage is left at the
+    top (``tests/test_predict_x.py``), and every folder of tests but the special ones names a subpackage."""
+    packages = subpackages()
+    flat = sorted(
+        p.name
+        for p in TESTS.glob("test_*.py")
+        if any(p.stem == f"test_{n}" or p.stem.startswith(f"test_{n}_") for n in packages)
+    )
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert flat == []
+    assert folders - SPECIAL_TEST_FOLDERS <= packages, folders - SPECIAL_TEST_FOLDERS - packages
+    assert all((TESTS / name / "__init__.py").exists() for name in folders - {"data", "assets"})

@@ -20,7 +20,7 @@ from dpscale.pipeline import bubble
 from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
 from dpscale.predict.model import Cluster, Workload, predict
-from tests.test_explain import ONE_STEP, write
+from tests.explain.test_explain import ONE_STEP, write
 
 
 def _prediction(_: Path) -> Any:

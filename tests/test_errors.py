@@ -24,7 +24,7 @@ from dpscale.parse import (
     parse_number,
 )
 from dpscale.pipeline import bubble
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 
 def caught(call: object, *args: object, **kwargs: object) -> InvalidInput:

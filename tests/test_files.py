@@ -21,7 +21,7 @@ from dpscale.errors import InvalidInput, show_value
 from dpscale.fit import read_points
 from dpscale.parse import number_reader
 from dpscale.predict.presets import from_profile
-from tests.test_cli import SCRIPT, run
+from tests.cli.test_cli import SCRIPT, run
 
 MiB = 2**20
 SHORT = 300  # characters: an error about a file's content echoes a few dozen of them, never the file

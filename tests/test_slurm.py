@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dpscale.errors import InvalidInput, MissingInput
 from dpscale.slurm import MAX_HOSTS, SlurmStep, expand_nodelist
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The predictor against published measurements (tests/data/published_scaling.csv and the like).
 
-Test support, not part of the package: tests/test_predict_validation.py holds each row to its
+Test support, not part of the package: tests/predict/test_predict_validation.py holds each row to its
 tolerance and keeps the README's table in step with :func:`markdown_table`.
 
 Each row with a single-device throughput is predicted from its own columns only: devices,

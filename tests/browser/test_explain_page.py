@@ -19,8 +19,8 @@ from dpscale.explain import Explanation, explain, read_trace
 from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid, explanation_rows
 from tests.browser.test_page import new_page
+from tests.explain.test_explain import op, step, write
 from tests.explain_support import cpu_run, gpu_run, random_run
-from tests.test_explain import op, step, write
 
 pytestmark = pytest.mark.browser
 

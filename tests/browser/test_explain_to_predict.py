@@ -17,7 +17,7 @@ from dpscale.explain import explain
 from dpscale.predict.linked import read_traced
 from tests.browser.test_page import new_page
 from tests.explain_support import cpu_run, gpu_run
-from tests.test_traced import slow_rank_traces
+from tests.predict.test_traced import slow_rank_traces
 
 pytestmark = pytest.mark.browser
 

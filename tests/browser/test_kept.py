@@ -16,7 +16,7 @@ from dpscale.predict.defaults import SHARDING_SYNONYMS
 from dpscale.predict.linked import traced_text
 from tests.browser.test_page import new_page
 from tests.explain_support import cpu_run
-from tests.test_traced import slow_rank_traces
+from tests.predict.test_traced import slow_rank_traces
 
 pytestmark = pytest.mark.browser
 

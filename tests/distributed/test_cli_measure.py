@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 pytestmark = pytest.mark.distributed
 QUICK = ["--params", "200k", "--steps", "3", "--warmup", "1", "--repeats", "2", "--threads", "1"]

@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 from dpscale.explain import job
 from dpscale.web import explain_jobs
 from dpscale.web.app import create_app
-from tests.test_explain import ONE_STEP, write
+from tests.explain.test_explain import ONE_STEP, write
 
 MIB = 2**20
 

@@ -19,8 +19,8 @@ from dpscale.explain.timeline import step_drawing
 from dpscale.report import explanation_grid
 from dpscale.web.app import create_app
 from dpscale.web.security import MAX_UPLOAD, Guard
+from tests.explain.test_explain import ONE_STEP, op, step, write
 from tests.explain_support import cpu_run, gpu_run
-from tests.test_explain import ONE_STEP, op, step, write
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ Every strategy's collectives are priced here (:mod:`dpscale.predict.model` for D
   its own, the model's time is multiplied by what the nearest such run (in rank count) measured
   over the model at that size, interpolated as above. On logs written from NCCL's tuning model
   with its protocols, that brings 4 and 8 nodes from 1 and 2 to within 7 % from 4 MiB up, where
-  the model alone is up to 26 % too fast (tests/test_extrapolation.py). A tier no run measured
+  the model alone is up to 26 % too fast (tests/predict/test_extrapolation.py). A tier no run measured
   takes the model alone.
 """
 

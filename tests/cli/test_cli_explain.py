@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import run
-from tests.test_explain import GLOO, ONE_STEP, op, step, write
+from tests.cli.test_cli import run
+from tests.explain.test_explain import GLOO, ONE_STEP, op, step, write
 
 
 def two_ranks(folder: Path) -> Path:

@@ -19,7 +19,7 @@ from dpscale.predict.network import from_log
 from dpscale.reading import read_input
 from dpscale.web.app import create_app
 
-DATA = Path(__file__).parent / "data" / "nccl"
+DATA = Path(__file__).parents[1] / "data" / "nccl"
 LOGS = sorted(p.name for p in DATA.glob("*.*"))
 NCCL_LOG = PREDICT.get("nccl_log")
 # An 8B model on nodes of 8, the node's links typed (a preset): the 2-node log's network tier is fitted again to them.

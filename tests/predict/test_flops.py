@@ -12,8 +12,8 @@ from dpscale.errors import InvalidInput, MissingInput
 from dpscale.predict.flops import flops_per_token, model_flops_utilization
 from dpscale.predict.inputs import PREDICT
 from dpscale.predict.peaks import peaks, read_peak
+from tests.cli.test_cli import run
 from tests.conftest import assert_close
-from tests.test_cli import run
 
 # An 8B Llama-style model on H100 SXM nodes: 32 layers of width 4096, 8192 tokens per sample.
 GIVEN: dict[str, Any] = {

@@ -18,7 +18,7 @@ from dpscale.predict.measured import jitter_from
 from dpscale.predict.model import Cluster, Reference, Workload, predict
 from dpscale.predict.wording import calibration_line
 from tests.conftest import assert_close
-from tests.test_sharding import COUNTS, clusters, workloads
+from tests.predict.test_sharding import COUNTS, clusters, workloads
 
 DGX_A100 = Cluster(presets.link("intra", "nvlink3"), 8, presets.link("inter", "ib-hdr", nics=8))
 BERT = Workload(500.0, 32, 330e6)  # BERT-large, fp32 gradients, 32 sequences per device

@@ -15,7 +15,7 @@ from dpscale import InvalidInput
 from dpscale.fit import MODELS, fit, read_points
 from dpscale.parse import number_reader
 
-DLPERF = Path(__file__).parent / "data" / "dlperf_resnet50_v100.csv"
+DLPERF = Path(__file__).parents[1] / "data" / "dlperf_resnet50_v100.csv"
 SIZES = np.array([1, 2, 4, 8, 16, 32, 64] * 3)
 
 

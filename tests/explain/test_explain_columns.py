@@ -14,8 +14,8 @@ import pytest
 
 from dpscale.explain import Spread, explain
 from dpscale.report import explanation_grid, explanation_rows, exposed_text
+from tests.cli.test_cli_explain import two_ranks
 from tests.explain_support import random_run
-from tests.test_cli_explain import two_ranks
 
 
 def _ms(cell: str) -> float:

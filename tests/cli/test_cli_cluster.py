@@ -14,7 +14,7 @@ import pytest
 
 from dpscale.cli.definitions import build
 from dpscale.measure.clusterfields import ENVIRONMENT, MEASURE, PROBE, ImportPlan
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 SRUN = {  # srun's variables for node 1 of a two-node step, one task per node
     "SLURM_JOB_ID": "4242",

@@ -13,7 +13,7 @@ from dpscale.cli import main
 from dpscale.nccltests import import_logs, read_log
 from dpscale.web.app import create_app
 
-DATA = Path(__file__).resolve().parent / "data" / "nccl"
+DATA = Path(__file__).resolve().parents[1] / "data" / "nccl"
 
 
 def test_the_import_table_says_what_its_bandwidth_is(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from tests.validation_support import Check, check, markdown_table, mean_absolute_error
 
-DATA = Path(__file__).parent / "data" / "published_scaling.csv"
-README = Path(__file__).resolve().parents[1] / "README.md"
+DATA = Path(__file__).parents[1] / "data" / "published_scaling.csv"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 Row = tuple[str, str, str, int, str]  # source, model, precision, devices, links: one published row
 

@@ -20,7 +20,7 @@ from dpscale.predict.presets import link, read_profile
 from dpscale.records import write_profile
 from tests import synthetic_nccl as synthetic
 
-VALIDATION = Path(__file__).parent / "data" / "nccl" / "validation"
+VALIDATION = Path(__file__).parents[1] / "data" / "nccl" / "validation"
 H100 = VALIDATION / "006_h100-node005-1node-8gpu.log"  # 476 GB/s of busbw on 8 H100s: NVLS
 JOB: dict[str, Any] = {"batch": 32.0, "params": 250e6, "per_device_throughput": 40.0}
 K = 1 / (ALGBW_SHARE * NVLS_EFFICIENCY)  # link time per byte of S with NVLS: 1.41

@@ -17,7 +17,7 @@ from dpscale.predict.inputs import PREDICT
 from dpscale.predict.linked import MAX_TRACED, read_traced, traced_text
 from dpscale.web.app import create_app
 from tests.explain_support import random_run
-from tests.test_traced import slow_rank_traces
+from tests.predict.test_traced import slow_rank_traces
 
 VALUES = {"devices": [2, 16, 512], "batch": 32.0, "params": 25.6e6, "intra_bandwidth": 50e9, "inter": "ib-hdr"}
 

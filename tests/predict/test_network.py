@@ -22,7 +22,7 @@ from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.reading import read_input
 from dpscale.records import write_profile
 
-DATA = Path(__file__).parent / "data" / "nccl"
+DATA = Path(__file__).parents[1] / "data" / "nccl"
 NCCL_LOG = PREDICT.get("nccl_log")
 JOB = {"devices": [8, 16, 64], "batch": 32.0, "params": 1.3e9, "per_device_throughput": 40.0}
 

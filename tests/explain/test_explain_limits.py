@@ -20,9 +20,9 @@ import pytest
 from dpscale import InvalidInput
 from dpscale.explain import explain, limits, read_trace, reading, stream
 from dpscale.explain.limits import Budget
+from tests.cli.test_cli import run
 from tests.conftest import assert_close
-from tests.test_cli import run
-from tests.test_explain import ONE_STEP, op, step, write
+from tests.explain.test_explain import ONE_STEP, op, step, write
 
 MIB = 2**20
 

@@ -27,7 +27,7 @@ from dpscale.nccltests.fitting import as_link
 from dpscale.predict.presets import from_profile, read_profile
 from dpscale.records import NetworkProfile, write_profile
 
-DATA = Path(__file__).parent / "data" / "nccl"
+DATA = Path(__file__).parents[1] / "data" / "nccl"
 ONE_NODE = DATA / "all_reduce_1node.txt"
 TWO_NODES = DATA / "all_reduce_2nodes.txt"
 RS = DATA / "reduce_scatter_1node.txt"

@@ -29,7 +29,7 @@ from dpscale.web.app import create_app
 from dpscale.web.forms import CALCULATORS
 from dpscale.web.security import MAX_SIZES
 
-LOG = (Path(__file__).parent / "data" / "nccl" / "all_reduce_1node.txt").read_text(encoding="utf-8")
+LOG = (Path(__file__).parents[1] / "data" / "nccl" / "all_reduce_1node.txt").read_text(encoding="utf-8")
 
 # A text of each kind as French and English write it, and the input it is read for.
 TYPED: dict[str, tuple[str, str, Input]] = {

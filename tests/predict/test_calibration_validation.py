@@ -9,8 +9,8 @@ from pathlib import Path
 
 from tests.multinode_support import Row, markdown_table, mean_absolute, predicted, series, summary_table
 
-DATA = Path(__file__).parent / "data" / "multinode_series.csv"
-README = Path(__file__).resolve().parents[1] / "README.md"
+DATA = Path(__file__).parents[1] / "data" / "multinode_series.csv"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @cache

@@ -30,7 +30,7 @@ from dpscale.records import write_profile
 from tests import synthetic_nccl as synthetic
 
 NCCL_LOG = PREDICT.get("nccl_log")
-VALIDATION = Path(__file__).parent / "data" / "nccl" / "validation"
+VALIDATION = Path(__file__).parents[1] / "data" / "nccl" / "validation"
 JOB: dict[str, Any] = {"batch": 32.0, "params": 250e6, "per_device_throughput": 40.0, "overlap": False}
 # A node of 8 GPUs (NVLink at 360 GB/s of bus bandwidth, 1 µs a step) and its network (8 cards, 160 GB/s
 # together, 8 µs a step): what the NCCL-like logs are written from.

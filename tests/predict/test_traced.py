@@ -12,7 +12,7 @@ from dpscale.collectives.link import Link
 from dpscale.explain import Calibration
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.predict.traced import calibrated
-from tests.test_explain import GLOO, op, step, write
+from tests.explain.test_explain import GLOO, op, step, write
 
 
 def measured(**changes: object) -> Calibration:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import NBSP, NNBSP, run
+from tests.cli.test_cli import NBSP, NNBSP, run
 
 
 def test_batch_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,7 +27,7 @@ from dpscale.nccltests import import_logs
 from dpscale.nccltests.reading import Log, read_log, read_logs, read_text
 from dpscale.records import NetworkProfile
 
-VALIDATION = Path(__file__).parent / "data" / "nccl" / "validation"
+VALIDATION = Path(__file__).parents[1] / "data" / "nccl" / "validation"
 INDEX = list(csv.DictReader((VALIDATION / "INDEX.csv").read_text(encoding="utf-8").splitlines()))
 
 PROGRAMS = {
