@@ -4,7 +4,7 @@ and what hostile uploads cost (issue 23): one request's peak memory, and predict
 Each peak is taken in a fresh process (its high-water resident size, VmHWM, after the work, less
 the interpreter's with the imports done), so one measurement's memory does not hide the other's.
 Not ``ru_maxrss``: a process started from a larger one inherits its parent's. A hostile request
-is read as the server's job reads it (dpscale.explain.job: one Budget for its files), in a fresh
+is read as the server's job reads it (dpscale.explain.own_process: one Budget for its files), in a fresh
 process too.
 """
 

@@ -24,6 +24,7 @@ MOST_LINES = 400
 ISSUE_26_LONG_MODULES: frozenset[str] = frozenset()
 ISSUE_26_MODULE_CIRCLES: frozenset[frozenset[str]] = frozenset()
 ISSUE_26_PACKAGE_CIRCLES: frozenset[frozenset[str]] = frozenset()
+ISSUE_26_SHARED_NAMES: frozenset[str] = frozenset({"inputs.py"})
 
 
 def module_name(path: Path, root: Path = SRC) -> str:
@@ -151,7 +152,7 @@ def test_the_reader_sees_imports_inside_functions_and_resolves_relative_ones() -
     assert imported(source, "p.a", False, known) == {"p.b", "p.c", "p.e", "q.r"}  # not p.d: never run
     assert imported("from .x import y\n", "p", True, ["p", "p.x"]) == {"p.x"}
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {frozenset({"a", "b", "c"})}
-    assert packages({"dpscale.predict.network": {"dpscale.nccltests.fitting", "dpscale.predict.model"}}) == {
+    assert packages({"dpscale.predict.network": {"dpscale.nccltests.profiling", "dpscale.predict.model"}}) == {
         "dpscale.predict": {"dpscale.nccltests"}
     }
 
@@ -199,3 +200,13 @@ def test_tests_mirror_the_subpackages() -> None:
     assert flat == []
     assert folders - SPECIAL_TEST_FOLDERS <= packages, folders - SPECIAL_TEST_FOLDERS - packages
     assert all((TESTS / name / "__init__.py").exists() for name in folders - {"data", "assets"})
+
+
+def test_module_names_are_unique_across_the_tree() -> None:
+    """One ``rank_trace.py``, one ``logfiles.py``: a module's name says which it is without its folder."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((SRC / "dpscale").rglob("*.py")):
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(module_name(path))
+    shared = {name for name, modules in seen.items() if len(modules) > 1}
+    assert shared == ISSUE_26_SHARED_NAMES, {name: seen[name] for name in shared}

@@ -139,7 +139,7 @@ def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(c
     more, no fewer."""
     import inspect
 
-    from dpscale.cli.app import create_app as create_cli
+    from dpscale.cli.commands import create_app as create_cli
     from dpscale.cli.definitions import TWIN
     from dpscale.web.forms import CALCULATORS
 

@@ -1,6 +1,6 @@
 """/explain in headless Chromium: the page's script computes what dpscale.explain computes.
 
-static/trace_rules.js mirrors explain/reading.py, intervals.py, timeline.py and breakdown.py; these tests load the
+static/trace_rules.js mirrors explain/rank_trace.py, intervals.py, timeline.py and breakdown.py; these tests load the
 same trace files into the page and into the core and compare every number the page shows.
 """
 

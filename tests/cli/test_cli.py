@@ -194,9 +194,9 @@ def test_no_command_is_built_at_import() -> None:
 
     import typer
 
-    from dpscale.cli.app import create_app
+    from dpscale.cli.commands import create_app
 
-    modules = ["app", "scaling", "serve", "calculators", "cluster", "explain", "models"]
+    modules = ["commands", "scale", "serve", "calculators", "cluster", "explain", "models"]
     for name in modules:  # a Typer app made at import would sit in one of them
         module = importlib.import_module(f"dpscale.cli.{name}")
         assert not [k for k, v in vars(module).items() if isinstance(v, typer.Typer)], name

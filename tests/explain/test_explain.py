@@ -362,16 +362,16 @@ def test_the_stream_reads_what_json_reads(
 
 
 def test_only_a_cpu_trace_out_of_order_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpscale.explain import reading
+    from dpscale.explain import rank_trace
 
     reads: list[bool] = []
-    original = reading._read_file
+    original = rank_trace._read_file
 
     def counted(path: Path, *, in_order: bool, **given: Any) -> Any:
         reads.append(in_order)
         return original(path, in_order=in_order, **given)
 
-    monkeypatch.setattr(reading, "_read_file", counted)
+    monkeypatch.setattr(rank_trace, "_read_file", counted)
     kernels = [op("sm90_gemm", 0, 60, tid=7, cat="kernel"), op("ncclDevKernel_AllReduce", 50, 20, tid=8, cat="kernel")]
     gpu = explain(write(tmp_path / "gpu.json", list(reversed(ONE_STEP)) + kernels)).ranks[0]
     assert reads == [True]  # the host threads' order does not matter on a GPU

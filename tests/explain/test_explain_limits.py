@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from dpscale import InvalidInput
-from dpscale.explain import explain, limits, read_trace, reading, stream
+from dpscale.explain import explain, limits, rank_trace, read_trace, stream
 from dpscale.explain.limits import Budget
 from tests.cli.test_cli import run
 from tests.conftest import assert_close
@@ -168,7 +168,7 @@ def test_ten_thousand_huge_names_keep_none_of_them(tmp_path: Path) -> None:
 def test_a_file_past_a_limit_is_refused_by_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, events: Callable[[int], Iterator[str]], said: str
 ) -> None:
-    monkeypatch.setattr(reading, limit, 1000)
+    monkeypatch.setattr(rank_trace, limit, 1000)
     path = write_text(tmp_path / "many.json", trace_text(events(5000)))
     with pytest.raises(InvalidInput) as caught:
         read_trace(path, name="many.json")
@@ -182,7 +182,7 @@ def test_a_file_of_more_kernels_than_allowed_is_refused_before_it_is_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The attack of issue 23 scaled down: the limit at 20 000, a file of 400 000 kernels (20 MB).
-    monkeypatch.setattr(reading, "MAX_KEPT", 20_000)
+    monkeypatch.setattr(rank_trace, "MAX_KEPT", 20_000)
     path = write_text(tmp_path / "kernels.json.gz", trace_text(kernels(400_000)), zipped=True)
     refused, peak = peak_of(lambda: read_trace(path))
     assert isinstance(refused, InvalidInput)
@@ -291,7 +291,7 @@ def test_a_step_of_many_intervals_is_drawn_at_a_screens_resolution(tmp_path: Pat
 def test_the_command_line_says_a_limit_in_one_line_and_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reading, "MAX_KEPT", 1000)
+    monkeypatch.setattr(rank_trace, "MAX_KEPT", 1000)
     path = write_text(tmp_path / "kernels.json", trace_text(kernels(5000)))
     code, out, err = run(capsys, "explain", str(path))
     assert (code, out) == (2, "")

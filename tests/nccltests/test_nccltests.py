@@ -23,7 +23,7 @@ from dpscale.collectives.costs import all_gather_time, all_reduce_time, reduce_s
 from dpscale.collectives.link import Link
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
-from dpscale.nccltests.fitting import as_link
+from dpscale.nccltests.profiling import as_link
 from dpscale.predict.presets import from_profile, read_profile
 from dpscale.records import NetworkProfile, write_profile
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from dpscale.cli import main
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs
-from dpscale.nccltests.reading import Log, read_log, read_logs, read_text
+from dpscale.nccltests.logfiles import Log, read_log, read_logs, read_text
 from dpscale.records import NetworkProfile
 
 VALIDATION = Path(__file__).parents[1] / "data" / "nccl" / "validation"

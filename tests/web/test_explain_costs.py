@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.explain import job
+from dpscale.explain import own_process
 from dpscale.web import explain_jobs
 from dpscale.web.app import create_app
 from tests.explain.test_explain import ONE_STEP, write
@@ -69,7 +69,7 @@ def test_a_job_runs_in_a_process_of_its_own_that_ends_with_it(tmp_path: Path, ma
 def test_a_job_past_its_time_is_stopped_and_answered_503(
     tmp_path: Path, made: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(job, "explain_folder", never_ends)
+    monkeypatch.setattr(own_process, "explain_folder", never_ends)
     monkeypatch.setattr(explain_jobs, "EXPLAIN_SECONDS", 0.5)
     client = TestClient(create_app())
     r = client.post("/api/v1/explain", files=trace(tmp_path))
@@ -104,7 +104,7 @@ def _in_a_loop_of_its_own(work: Callable[[], Any]) -> Any:
 
 
 def test_a_client_that_leaves_stops_its_job(tmp_path: Path, made: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(job, "explain_folder", never_ends)
+    monkeypatch.setattr(own_process, "explain_folder", never_ends)
     monkeypatch.setattr(explain_jobs, "EXPLAIN_SECONDS", 120.0)  # only the disconnect can end it sooner
     app = create_app()
     body = _multipart([("r0.json", write(tmp_path / "r0.json", ONE_STEP).read_bytes())])

@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 
 from dpscale.web.api import api_router
 from dpscale.web.app import create_app
-from dpscale.web.chart_files import chart_router
+from dpscale.web.chart_routes import chart_router
 from dpscale.web.forms import CALCULATORS
 from dpscale.web.pages import page_router
 from dpscale.web.security import CSP, MAX_BODY, MAX_SIZES, MAX_UPLOAD

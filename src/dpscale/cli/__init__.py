@@ -40,7 +40,7 @@ def _main(args: list[str]) -> None:
     import typer
     from typer._click.exceptions import ClickException  # Typer's own (vendored) Click
 
-    from dpscale.cli.app import create_app
+    from dpscale.cli.commands import create_app
     from dpscale.errors import DpscaleError, InvalidInput, RunFailed
 
     app = create_app(light=bool(args) and args[0] in LIGHT_COMMANDS)  # the others load only when one may run

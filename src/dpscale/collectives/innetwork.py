@@ -38,7 +38,7 @@ reaches on NVLink 4 (0.85 of 450 GB/s), so its rings, reduce-scatters and all-ga
 as without the switches. nccl-tests report busbw = algbw·2(n−1)/n whatever ran
 (doc/PERFORMANCE.md), so a run reduced in the switches reports a bus bandwidth above the line
 rate of the GPU's own links: 476 GB/s against NVLink 4's 450. That is how a log shows
-it (:mod:`dpscale.nccltests.fitting`), and the fit then prices the run with these terms.
+it (:mod:`dpscale.nccltests.profiling`), and the fit then prices the run with these terms.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 ``torch.profiler`` writes one Chrome-trace JSON file per rank (plain or gzipped). Each is read
 as a stream into its steps and the unions of its compute and communication intervals
-(:mod:`~dpscale.explain.reading`, :mod:`~dpscale.explain.stream`); the breakdown per rank and
+(:mod:`~dpscale.explain.rank_trace`, :mod:`~dpscale.explain.stream`); the breakdown per rank and
 step, the slowest rank, the efficiency the run implies, the calibration for ``predict`` and the
 levers follow (:mod:`~dpscale.explain.breakdown`), by interval arithmetic
 (:mod:`~dpscale.explain.intervals`). What a file may hold, and what the files a server is sent
 at once may hold together, is bounded (:mod:`~dpscale.explain.limits`); a server explains them
-in a process of its own (:mod:`~dpscale.explain.job`).
+in a process of its own (:mod:`~dpscale.explain.own_process`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dpscale.explain.breakdown import LEVERS, Calibration, Explanation, Lever, RankBreakdown, Spread, explain_timelines
-from dpscale.explain.reading import RankTimeline, read_trace, trace_files
+from dpscale.explain.rank_trace import RankTimeline, read_trace, trace_files
 
 __all__ = [
     "LEVERS",

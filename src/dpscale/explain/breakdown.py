@@ -2,7 +2,7 @@
 
 For each rank r and profiler step j (a window of the step's length ``T``), with C the time the
 rank computes and M the time a collective is in flight (unions of intervals, see
-:mod:`dpscale.explain.reading`):
+:mod:`dpscale.explain.rank_trace`):
 
     compute                 = |C ∩ step|
     exposed communication   = |(M − C) ∩ step|    a collective in flight while nothing computes
@@ -28,7 +28,7 @@ from typing import Any
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import difference, lengths_in, pairs
-from dpscale.explain.reading import NO_STEPS, RankTimeline
+from dpscale.explain.rank_trace import NO_STEPS, RankTimeline
 from dpscale.messages import Message
 
 __all__ = ["Calibration", "Explanation", "Lever", "RankBreakdown", "Spread", "explain_timelines"]

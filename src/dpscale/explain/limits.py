@@ -1,7 +1,7 @@
 """What reading traces may cost: the limits on one file, and on the files a server is sent at once.
 
 A trace is read as a stream (:mod:`~dpscale.explain.stream`) and reduced as it is read
-(:mod:`~dpscale.explain.reading`): the text is never held whole, but what the reduction keeps
+(:mod:`~dpscale.explain.rank_trace`): the text is never held whole, but what the reduction keeps
 grows with what the file holds (a kernel's interval, a step, a thread), so that is bounded as
 well, and counted as it grows. Each file, wherever it is read (``dpscale explain``, the page,
 the API), may hold at most:

@@ -14,7 +14,7 @@ from typing import Any
 
 from dpscale.errors import N_, InvalidInput
 from dpscale.explain.intervals import Timeline, difference
-from dpscale.explain.reading import RankTimeline
+from dpscale.explain.rank_trace import RankTimeline
 
 __all__ = ["MAX_DRAWN", "MAX_DRAWN_IN_ALL", "StepDrawing", "drawn_most", "step_drawing"]
 

@@ -2,12 +2,12 @@
 
 The catalogue of laws (:mod:`~dpscale.fit.laws`), the fitting (:mod:`~dpscale.fit.fitting`:
 least squares, AICc), what a fit gives (:mod:`~dpscale.fit.results`: :class:`Fit`, forecasts with
-their intervals) and the reading of measurement files (:mod:`~dpscale.fit.reading`).
+their intervals) and the reading of measurement files (:mod:`~dpscale.fit.points`).
 """
 
 from dpscale.fit.fitting import EXTRAPOLATION_FACTOR, fit
 from dpscale.fit.laws import MODELS, Law
-from dpscale.fit.reading import read_points
+from dpscale.fit.points import read_points
 from dpscale.fit.results import MAX_FITTED_THROUGHPUT, PEAK_REACH, Fit, Forecast, ModelFit, Point
 
 __all__ = [

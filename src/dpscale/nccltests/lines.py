@@ -9,7 +9,7 @@ from pathlib import PurePath
 from dpscale import _files
 from dpscale.nccltests.run import _RUNS, MAX_RUNS, _at, _Columns, _Evidence, _Run
 
-__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.reading reads with them
+__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.logfiles reads with them
 
 _RANK = re.compile(
     r"#\s*Rank\s+(\d{1,7})\s+(?:Group\s+(\d{1,7})\s+)?(?:Pid\s+\d{1,10}\s+)?on\s+(\S+)\s+device\s+(\d{1,7})"

@@ -11,7 +11,7 @@ from dpscale.errors import N_, InvalidInput
 from dpscale.nccltests.log import Row
 from dpscale.nccltests.run import MAX_RANKS, _Ranks, _Run
 
-__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.reading reads with them
+__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.logfiles reads with them
 
 _CUT_LIST = N_(
     "a '# Using devices' list of every rank, or NCCL INFO lines with nranks and localRanks (listed: ranks %(listed)s)"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from dpscale.messages import Message
-from dpscale.nccltests.reading import Log
+from dpscale.nccltests.logfiles import Log
 
 __all__ = ["LINE_RATES", "line_rate", "reduced_tiers"]
 

@@ -13,7 +13,7 @@ from dpscale.errors import N_, InvalidInput, one_line
 from dpscale.messages import Message
 from dpscale.nccltests.log import Row
 
-__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.reading reads with them
+__all__: list[str] = []  # the reader's own parts: dpscale.nccltests.logfiles reads with them
 
 MAX_RANKS = 2**20  # ranks listed in one log: past the largest clusters
 MAX_BYTES = 2**62  # one message: past any GPU's memory

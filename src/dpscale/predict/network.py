@@ -70,7 +70,7 @@ class Network:
 
 
 def _link(probed: ProbedLink | None) -> Link | None:
-    from dpscale.nccltests.fitting import as_link
+    from dpscale.nccltests.profiling import as_link
 
     return cast("Link | None", as_link(probed))
 
@@ -150,7 +150,7 @@ def from_run(
 def assumed_free() -> Link:
     """The node's links where nothing measured them: costing nothing, as the fit took them."""
     from dpscale.collectives.link import Link
-    from dpscale.nccltests.fitting import FREE
+    from dpscale.nccltests.profiling import FREE
 
     return Link(*FREE)
 

@@ -43,7 +43,7 @@ def link(tier: Tier, name: str, *, nics: int = 1) -> Link:
     return Link(entry["bandwidth"] * nics, entry["latency"], entry["efficiency"], entry.get("in_network", False))
 
 
-FREE_BANDWIDTH = 1e18  # a node's links assumed free, as dpscale.nccltests.fitting.FREE writes them
+FREE_BANDWIDTH = 1e18  # a node's links assumed free, as dpscale.nccltests.profiling.FREE writes them
 DEFAULT_LATENCY = {"intra": 3e-6, "inter": 10e-6}  # seconds; typical NCCL-level values, an assumption
 DEFAULT_EFFICIENCY = 0.8  # share of line rate an all-reduce reaches; an assumption, as in presets.toml
 

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 from dpscale._version import __version__
 from dpscale.errors import InvalidInput, show_value
 from dpscale.web.api import api_router
-from dpscale.web.chart_files import chart_router
+from dpscale.web.chart_routes import chart_router
 from dpscale.web.delivery import STATIC, Delivery, VersionedStatic
 from dpscale.web.explain_page import explain_router
 from dpscale.web.pages import page_router

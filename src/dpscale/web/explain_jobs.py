@@ -8,7 +8,7 @@ to disk as it arrives, and they are copied to a folder of the request's own, nev
 Jobs are kept apart from the rest of the server, so that predictions and pages are never held up by them:
 
 - at most :data:`EXPLAIN_JOBS` run at once, each in a process of its own at a lower priority
-  (:mod:`dpscale.explain.job`): not in the server's interpreter, whose lock and threads the pages
+  (:mod:`dpscale.explain.own_process`): not in the server's interpreter, whose lock and threads the pages
   need; :data:`EXPLAIN_WAITING` more may be arriving or wait their turn, in order; past them, a
   request is answered 503 with ``Retry-After`` before its body is read;
 - a job's files hold at most what a :class:`~dpscale.explain.limits.Budget` allows (their JSON in
@@ -95,10 +95,10 @@ def explain_uploads(uploads: list[Upload]) -> tuple[Any, list[Any]]:
     and the last step of each of its ranks as a timeline draws it (in the explanation's order).
 
     In this process, under one request's :class:`~dpscale.explain.limits.Budget`; the routes run
-    the same in a process of their own (:func:`dpscale.explain.job.explain_folder`).
+    the same in a process of their own (:func:`dpscale.explain.own_process.explain_folder`).
     """
-    from dpscale.explain.job import explain_named
     from dpscale.explain.limits import Budget
+    from dpscale.explain.own_process import explain_named
 
     if not uploads:
         raise InvalidInput("trace", "", NO_FILES)
@@ -197,7 +197,7 @@ def _context() -> Any:
         if _CONTEXT is None:
             if "forkserver" in multiprocessing.get_all_start_methods():
                 _CONTEXT = multiprocessing.get_context("forkserver")
-                _CONTEXT.set_forkserver_preload(["__main__", "numpy", "dpscale.explain.job"])
+                _CONTEXT.set_forkserver_preload(["__main__", "numpy", "dpscale.explain.own_process"])
             else:
                 _CONTEXT = multiprocessing.get_context("spawn")
         return _CONTEXT
@@ -232,9 +232,9 @@ async def _left(request: Request) -> None:
 
 
 async def _run(folder: str, names: list[str], deadline: float, gone: asyncio.Future[None]) -> tuple[Any, list[Any]]:
-    """The answer of :func:`~dpscale.explain.job.explain_folder` on ``folder``, in a process killed should the
+    """The answer of :func:`~dpscale.explain.own_process.explain_folder` on ``folder``, in a process killed should the
     client leave or the deadline pass first."""
-    from dpscale.explain.job import ANSWER, explain_folder
+    from dpscale.explain.own_process import ANSWER, explain_folder
 
     process = _context().Process(target=explain_folder, args=(folder, names, _NICE), daemon=True)
     await run_in_threadpool(process.start)

@@ -38,7 +38,7 @@ from dpscale.i18n import LANGUAGES, Lang
 from dpscale.predict.wording import lever_text
 from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes, prediction_table
 from dpscale.web import export
-from dpscale.web.chart_files import PHONE_WIDTH, chart_uri
+from dpscale.web.chart_routes import PHONE_WIDTH, chart_uri
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY

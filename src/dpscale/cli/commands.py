@@ -1,7 +1,7 @@
 """The Typer application and its root options, built when the command line runs.
 
 Nothing is built at import: :func:`create_app` makes the app and asks each command module to
-``register`` its commands on it. scaling.py (scale) and serve.py load alone, for a quick start;
+``register`` its commands on it. scale.py and serve.py load alone, for a quick start;
 calculators.py (batch, bubble, plan), cluster.py (measure, probe), explain.py (explain) and
 models.py (predict, fit) load only when one of their commands may run.
 """
@@ -17,7 +17,7 @@ __all__ = ["create_app"]
 
 def create_app(*, light: bool = False) -> typer.Typer:
     """The ``dpscale`` application with every command; with ``light``, only those that load alone (scale, serve)."""
-    from dpscale.cli import scaling, serve
+    from dpscale.cli import scale, serve
 
     app = typer.Typer(
         name="dpscale",
@@ -29,7 +29,7 @@ def create_app(*, light: bool = False) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    scaling.register(app)
+    scale.register(app)
     serve.register(app)
     if not light:
         from dpscale.cli import calculators, cluster, explain, models

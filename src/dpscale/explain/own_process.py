@@ -21,7 +21,7 @@ from typing import Any
 from dpscale.errors import InvalidInput
 from dpscale.explain.breakdown import explain_timelines
 from dpscale.explain.limits import Budget
-from dpscale.explain.reading import RankTimeline, read_trace
+from dpscale.explain.rank_trace import RankTimeline, read_trace
 from dpscale.explain.timeline import drawn_most, step_drawing
 
 __all__ = ["ANSWER", "explain_folder", "explain_named"]

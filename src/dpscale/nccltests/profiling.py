@@ -42,7 +42,7 @@ from typing import Any
 
 from dpscale.errors import N_, InvalidInput
 from dpscale.messages import Message
-from dpscale.nccltests.reading import COLLECTIVES, Log
+from dpscale.nccltests.logfiles import COLLECTIVES, Log
 from dpscale.nccltests.reduction import reduced_tiers
 from dpscale.records import AllReduceTiming, MeasuredRun, NetworkProfile, ProbedLink, timestamp
 
