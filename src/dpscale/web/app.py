@@ -5,7 +5,7 @@ result can be shared; the page works without JavaScript (a GET form) and, with i
 the user types by fetching the same results fragment the server renders.
 
 This module wires the parts: the guard (security.py) around everything, the API (api.py), the
-pages (pages.py), their charts and exports (chart_files.py), the page and API that explain trace
+pages (pages.py), their charts and exports (chart_routes.py), the page and API that explain trace
 files (explain_page.py; its uploads run as jobs, explain_jobs.py), the static files and how answers
 travel (delivery.py: gzip, HEAD, caching), and one error shape, ``{"errors": [{"field", "message"}]}``.
 Nothing is built at import: :func:`create_app` makes an application (``dpscale serve`` calls it)."""
