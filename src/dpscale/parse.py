@@ -44,6 +44,16 @@ __all__ = [
 _SPACES = (" ", "\u00a0", "\u202f", "\u2009")
 
 
+@functools.cache
+def _plain_number(lang: Lang) -> tuple[re.Pattern[str], str, str]:
+    """Digits as babel's strict mode accepts them unchanged (``2000``, ``2,000``, ``0.9``), with the
+    locale's group and decimal symbols: read without babel's reformatting, to the same Decimal."""
+    symbols = babel_locale(lang).number_symbols["latn"]
+    group, point = symbols["group"], symbols["decimal"]
+    grouped = f"[1-9][0-9]{{0,2}}(?:{re.escape(group)}[0-9]{{3}})+"
+    return re.compile(f"(?:[0-9]+|{grouped})(?:{re.escape(point)}[0-9]+)?\\Z"), group, point
+
+
 def _a_number(lang: Lang) -> str:
     if lang == "fr":
         return N_("a number written in French, such as 2 000, 0,9 or 1e3")
@@ -59,6 +69,9 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     group = locale.number_symbols["latn"]["group"]
     for space in _SPACES:
         cleaned = cleaned.replace(space, group)
+    plain, plain_group, point = _plain_number(lang)
+    if len(cleaned) <= 100 and plain.match(cleaned):
+        return Decimal(cleaned.replace(plain_group, "").replace(point, "."))
     accepted = _a_number(lang)
     if not cleaned or len(cleaned) > 100:
         raise InvalidInput(field, text, accepted)
