@@ -210,8 +210,6 @@ def format_energy(kwh: float, lang: Lang) -> str:
 @_any_magnitude
 def format_milliseconds(seconds: float, lang: Lang) -> str:
     """A step-sized time in milliseconds, three significant digits: ``284 ms``, ``11.1 ms``, ``0.229 ms``."""
-    from babel.units import format_unit
-
     ms = decimal.Decimal(repr(float(seconds))) * 1000  # as written, and no float overflow to infinity
     # Three significant digits at every size, so that a column reads alike: 0.113 ms beside 1.13 ms.
     if ms >= _LONG_MS or 0 < ms < _TINY:
@@ -219,7 +217,22 @@ def format_milliseconds(seconds: float, lang: Lang) -> str:
     else:
         decimals = max(0, 2 - math.floor(math.log10(ms))) if ms > 0 else 0
         pattern = "#,##0." + "#" * decimals if decimals else "#,##0"
-    return str(format_unit(ms, "duration-millisecond", "short", format=pattern, locale=babel_locale(lang)))
+    locale = babel_locale(lang)
+    patterns = _unit_patterns("duration-millisecond", lang)
+    text = _parsed(pattern).apply(ms, locale)  # what format_unit's format_decimal writes
+    return str((patterns.get(locale.plural_form(ms)) or patterns["other"]).format(text))
+
+
+@functools.cache
+def _unit_patterns(unit: str, lang: Lang) -> dict[str, str]:
+    """The short patterns of ``unit`` in ``lang`` by plural form, as babel's format_unit finds them."""
+    from babel.units import _find_unit_pattern
+
+    locale = babel_locale(lang)
+    found = _find_unit_pattern(unit, locale=locale)
+    if found is None:  # pragma: no cover - a unit of CLDR's, named in this module
+        raise LookupError(unit)
+    return dict(locale._data["unit_patterns"][found]["short"])
 
 
 def format_gigabytes_per_second(bytes_per_second: float, lang: Lang, *, decimals: int) -> str:
