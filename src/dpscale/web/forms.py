@@ -9,6 +9,7 @@ whatever came out, errors by their fields. No arithmetic here: parse, call the c
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -74,9 +75,9 @@ class Calculator:
     costly: bool = True  # computes enough to be run off the event loop (False: a few multiplications)
     carries: Callable[[Any], dict[str, str]] | None = None  # fields a result fills in for its link (nccl_fit)
 
-    @property
+    @functools.cached_property
     def groups(self) -> list[tuple[str, list[Input]]]:
-        """The definition's page inputs by group, in the order they first appear."""
+        """The definition's page inputs by group, in the order they first appear (found once)."""
         out: dict[str, list[Input]] = {}
         for item in self.definition.on("page") if self.definition else ():
             out.setdefault(item.page.group, []).append(item)
