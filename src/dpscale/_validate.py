@@ -53,6 +53,8 @@ FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")
 
 def whole(field: str, value: Any, *, minimum: int = 1) -> int:
     """A whole number ≥ minimum; 4.0 is fine, 4.5, True, NaN and ∞ are not."""
+    if type(value) is int and value >= minimum:  # the usual case, before the abstract checks
+        return value
     at_least = {"minimum": minimum}
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidInput(field, value, WHOLE_NUMBER, params=at_least)
@@ -83,6 +85,8 @@ def device_count(field: str, value: Any) -> int:
 
 def positive(field: str, value: Any) -> float:
     """A finite real number > 0."""
+    if type(value) is float and 0 < value < math.inf:  # the usual case, before the abstract checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidInput(field, value, POSITIVE)
     real = float(value)

@@ -85,9 +85,13 @@ class Scaling(ShowsAsTable):
         _validate.positive("efficiency", self.efficiency)
         object.__setattr__(self, "unit", _validate.label("unit", self.unit))  # trimmed: "tokens/s " reads as "tokens/s"
         d, v, e = self.devices, self.per_device_throughput, self.efficiency
-        ideal = _mul(d, v)
+        # _mul(d, v), _mul(d, v, e), _mul(d, e) and _mul(d, v, 1 − E): the same products, in the same
+        # order and context, each input turned into a Decimal once.
+        dd, de = Decimal(1) * _dec(d), _dec(e)
+        dv = dd * _dec(v)
+        ideal = float(dv)
         _validate.finite_result("per_device_throughput", v, ideal)
-        derived = (ideal, _mul(d, v, e), _mul(d, e), _mul(d, v, float(1 - _dec(e))))
+        derived = (ideal, float(dv * de), float(dd * de), float(dv * _dec(float(1 - de))))
         object.__setattr__(self, "_derived", derived)
         if derived[1] == 0:  # d·v·E below the smallest float: nothing can divide by it
             raise InvalidInput("per_device_throughput", v, "a throughput large enough that d·v·E is above 0")
