@@ -198,6 +198,11 @@ class Input(NamedTuple):
             return dict(self.synonyms).get(value, value)
         if self.low is None and self.high is None:
             return value
+        kind = type(value)
+        if (kind is int or kind is float) and self.kind != "device_list":  # the usual case, in bounds
+            low, high = self.low, self.high
+            if (low is None or value >= low) and (high is None or value <= high):
+                return value
         # The two facts of its kind the core needs, by its name (a kind's object is equal to it):
         # dpscale.kinds reads with the packages these definitions serve, so this module cannot ask it.
         listed = self.kind == "device_list"
