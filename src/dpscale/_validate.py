@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -46,7 +47,13 @@ LABEL_LENGTH = 40
 # pattern; lone surrogates, which no UTF-8 request can carry, are refused apart.
 _NOT_IN_LABEL = r"\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufdd0-\ufdef\ufffe\uffff"
 LABEL_PATTERN = rf"^[^{_NOT_IN_LABEL}]*[^{_NOT_IN_LABEL}\s][^{_NOT_IN_LABEL}]*$"  # and something to see
-_LABEL = re.compile(LABEL_PATTERN)
+
+
+@functools.cache
+def _label() -> re.Pattern[str]:  # compiled when a label is first checked, not at import (½ ms)
+    return re.compile(LABEL_PATTERN)
+
+
 LABEL = N_("a label of 1 to %(most)s printable characters, such as samples/s or tokens/s")
 FRACTION = N_("a fraction greater than 0 and at most 1 (0.9 means 90%%)")
 
@@ -121,7 +128,7 @@ def label(field: str, value: Any) -> str:
     if (
         not isinstance(value, str)
         or len(value) > LABEL_LENGTH
-        or not _LABEL.fullmatch(value)
+        or not _label().fullmatch(value)
         or (not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value))
     ):
         raise InvalidInput(field, value, LABEL, params={"most": LABEL_LENGTH})

@@ -10,7 +10,7 @@ rule across fields. The edges read text into values (``dpscale.reading.read_inpu
 :meth:`Definition.build`; they hold no default, bound or rule of their own, so a new input is
 added here once and appears in the CLI, on the page and in the API.
 
-Immutable records (an ``Input`` is a NamedTuple, a ``Definition`` a frozen dataclass) rather than
+Immutable records (an ``Input`` is a NamedTuple, a ``Definition`` a frozen record) rather than
 pydantic models: ``import dpscale`` and the CLI's start-up stay light, and the web layer derives
 its pydantic query models from these (``dpscale.web.api``). For the same reason an input names
 its kind and this module does not import :mod:`dpscale.kinds` (which reads with the packages these
@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from dpscale.errors import N_, InvalidInput, MissingInput
@@ -223,14 +222,54 @@ class Input(NamedTuple):
         return value
 
 
-@dataclass(frozen=True, slots=True)
 class Definition:
-    """A calculator's inputs and how their values become the core's objects."""
+    """A calculator's inputs and how their values become the core's objects.
 
+    Immutable, compared and hashed by its four fields, as a frozen dataclass would be: written out,
+    since defining a dataclass costs about a millisecond on the path of every command.
+    """
+
+    __slots__ = ("build", "groups", "inputs", "name")
     name: str
     inputs: tuple[Input, ...]
     build: Callable[[Values], Any]
-    groups: tuple[tuple[str, str], ...] = ()  # the page's fieldsets: (group, legend as a catalog message)
+    groups: tuple[tuple[str, str], ...]  # the page's fieldsets: (group, legend as a catalog message)
+
+    def __init__(
+        self,
+        name: str,
+        inputs: tuple[Input, ...],
+        build: Callable[[Values], Any],
+        groups: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "name", name)
+        set_field(self, "inputs", inputs)
+        set_field(self, "build", build)
+        set_field(self, "groups", groups)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.name, self.inputs, self.build, self.groups)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(name={self.name!r}, inputs={self.inputs!r}, "
+            f"build={self.build!r}, groups={self.groups!r})"
+        )
 
     def on(self, edge: Edge) -> tuple[Input, ...]:
         """The inputs ``edge`` takes."""
