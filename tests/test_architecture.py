@@ -24,7 +24,7 @@ MOST_LINES = 400
 ISSUE_26_LONG_MODULES: frozenset[str] = frozenset()
 ISSUE_26_MODULE_CIRCLES: frozenset[frozenset[str]] = frozenset()
 ISSUE_26_PACKAGE_CIRCLES: frozenset[frozenset[str]] = frozenset()
-ISSUE_26_SHARED_NAMES: frozenset[str] = frozenset({"inputs.py"})
+ISSUE_26_SHARED_NAMES: frozenset[str] = frozenset()
 
 
 def module_name(path: Path, root: Path = SRC) -> str:

@@ -16,7 +16,7 @@ from dpscale.notebook import html_grid, html_rows
 from dpscale.pipeline import bubble
 from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.report import (
     Grid,

@@ -104,56 +104,6 @@ class Input(NamedTuple):
     page: Page = _NO_PAGE
     api: Api = _NO_API
 
-    # The edges' extras as they were read before they had records of their own, for the modules
-    # not yet switched to item.cli.option, item.page.label, item.api.name (read-only).
-    @property
-    def option(self) -> str | None:
-        return self.cli.option
-
-    @property
-    def short(self) -> str | None:
-        return self.cli.short
-
-    @property
-    def positional(self) -> bool:
-        return self.cli.positional
-
-    @property
-    def repeatable(self) -> bool:
-        return self.cli.repeatable
-
-    @property
-    def default_text(self) -> str:
-        return self.cli.default_text
-
-    @property
-    def label(self) -> str:
-        return self.page.label
-
-    @property
-    def hint(self) -> str:
-        return self.page.hint
-
-    @property
-    def example(self) -> tuple[str, str] | None:
-        return self.page.example
-
-    @property
-    def group(self) -> str:
-        return self.page.group
-
-    @property
-    def choice_labels(self) -> tuple[str, ...]:
-        return self.page.choice_labels
-
-    @property
-    def empty_label(self) -> str:
-        return self.page.empty_label
-
-    @property
-    def api_name(self) -> str | None:
-        return self.api.name
-
     @property
     def accepted(self) -> tuple[str, ...]:
         """The names a choice is given by: its choices, then their synonyms."""

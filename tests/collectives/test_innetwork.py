@@ -15,7 +15,7 @@ from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.nccltests.reduction import line_rate
 from dpscale.predict import pricing
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.presets import link, read_profile
 from dpscale.records import write_profile
 from tests import synthetic_nccl as synthetic

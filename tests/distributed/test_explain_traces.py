@@ -80,7 +80,7 @@ def test_the_rank_with_extra_work_is_slowest_and_the_other_waits(run_of: Callabl
 def test_predict_from_the_traces_gives_the_run_back_at_its_size(run_of: Callable[[str], Run], tmp_path: Path) -> None:
     """predict --from-trace: one device's speed, the variation and the link's share from the run itself."""
     folder = run_of("ddp")[0]
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.predict.definition import PREDICT
 
     params = 256 * 512 + 512 + 512 * 512 + 512 + 512 * 256 + 256  # the traced job's three layers
     values = {"devices": [1, 2, 8], "batch": 64.0, "params": float(params), "intra_bandwidth": 1e9}

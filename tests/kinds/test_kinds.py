@@ -23,7 +23,7 @@ from dpscale.inputs import Definition, Input, KindName, Page
 from dpscale.kinds import KINDS, Kind, kind_of
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.scaling import SCALING
 from dpscale.web.app import create_app
 from dpscale.web.forms import CALCULATORS

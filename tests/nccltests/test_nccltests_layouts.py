@@ -688,7 +688,7 @@ def test_each_layout_comes_back_at_each_of_its_shapes(tmp_path: Path, layout: st
     # 32 on 4, imported together: predict gives each back within 5 % at every size from 64 KiB (the old
     # layout prints times to a microsecond past 10 ms).
     from dpscale.predict import pricing
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.predict.definition import PREDICT
     from dpscale.records import write_profile
 
     runs = [Run(collective, hosts, 8, layout) for hosts in (1, 2, 4)]

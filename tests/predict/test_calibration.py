@@ -13,7 +13,7 @@ from hypothesis import given
 from dpscale import InvalidInput
 from dpscale.predict import presets, uncertainty
 from dpscale.predict.calibration import calibrate, predict_calibrated
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.measured import jitter_from
 from dpscale.predict.model import Cluster, Reference, Workload, predict
 from dpscale.predict.wording import calibration_line

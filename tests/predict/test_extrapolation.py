@@ -18,7 +18,7 @@ import pytest
 
 from dpscale.nccltests import import_logs, read_log
 from dpscale.predict import pricing
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.records import write_profile
 from tests import synthetic_nccl as synthetic
 

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dpscale.errors import InvalidInput, MissingInput
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.flops import flops_per_token, model_flops_utilization
-from dpscale.predict.inputs import PREDICT
 from dpscale.predict.peaks import peaks, read_peak
 from tests.cli.test_cli import run
 from tests.conftest import assert_close

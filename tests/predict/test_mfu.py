@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dpscale.errors import InvalidInput, MissingInput
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.web.app import create_app
 from tests.cli.test_cli import run
 from tests.conftest import assert_close

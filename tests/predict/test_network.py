@@ -17,7 +17,7 @@ from dpscale.collectives.link import Link
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import import_logs, read_log
 from dpscale.predict import presets
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
 from dpscale.reading import read_input
 from dpscale.records import write_profile

@@ -20,7 +20,7 @@ from dpscale.collectives.costs import all_reduce_time, busbw
 from dpscale.collectives.link import Link
 from dpscale.nccltests import import_logs, read_log
 from dpscale.predict import pricing, uncertainty
-from dpscale.predict.inputs import PREDICT, Request
+from dpscale.predict.definition import PREDICT, Request
 from dpscale.predict.job import measured_notes
 from dpscale.predict.levers import levers
 from dpscale.predict.model import evaluator

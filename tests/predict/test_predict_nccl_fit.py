@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from dpscale.errors import InvalidInput
 from dpscale.nccltests import read_texts
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.linked import MAX_NETWORK, network_text, read_network
 from dpscale.predict.network import from_log
 from dpscale.reading import read_input

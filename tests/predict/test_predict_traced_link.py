@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from dpscale import InvalidInput
 from dpscale.explain import explain
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.linked import MAX_TRACED, read_traced, traced_text
 from dpscale.web.app import create_app
 from tests.explain_support import random_run

@@ -13,7 +13,7 @@ from dpscale import InvalidInput
 from dpscale.collectives.costs import all_gather_time, all_reduce_time, busbw, reduce_scatter_time
 from dpscale.collectives.link import Link
 from dpscale.predict import presets
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.levers import levers
 from dpscale.predict.model import Cluster, Reference, Workload, predict
 from dpscale.predict.sharding import communication_volume, memory

@@ -70,7 +70,7 @@ def test_a_trace_without_compute_is_refused() -> None:
 @pytest.mark.parametrize("written", ["missing", "not-a-trace"])
 def test_traces_that_cannot_be_read_are_named_as_from_trace_before_what_they_lack(tmp_path: Path, written: str) -> None:
     # No network is given: a readable trace would still need one, but the trace is named first.
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.predict.definition import PREDICT
 
     path = tmp_path / "rank0.json"
     if written == "not-a-trace":
@@ -123,7 +123,7 @@ def slow_rank_traces(folder: Path) -> Path:
 
 
 def test_a_rank_slow_at_every_step_is_a_fixed_imbalance(tmp_path: Path) -> None:
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.predict.definition import PREDICT
 
     values = {"devices": [2, 16, 512], "batch": 32.0, "params": 25.6e6, "intra_bandwidth": 50e9, "inter": "ib-hdr"}
     request = PREDICT.build({**values, "from_trace": str(slow_rank_traces(tmp_path))})

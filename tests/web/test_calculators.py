@@ -7,7 +7,7 @@ from html import unescape
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.fit.inputs import EXAMPLE as FIT_EXAMPLE
+from dpscale.fit.fitfields import EXAMPLE as FIT_EXAMPLE
 from dpscale.web.app import create_app
 from tests.web.test_app import NBSP, NNBSP, text_of
 

@@ -8,7 +8,7 @@ from html import unescape
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.table import prediction_table
 from dpscale.report import prediction_grid
 from dpscale.web.app import create_app

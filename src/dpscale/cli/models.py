@@ -16,7 +16,7 @@ __all__ = ["register"]
 def _predict(given: dict[str, Any], *, show_levers: bool, plot: str | None, as_json: bool, lang: str | None) -> None:
     from dpscale.charts import prediction_chart
     from dpscale.cli.render import print_prediction
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.predict.definition import PREDICT
     from dpscale.predict.prediction import Prediction
 
     language = lang_of(lang)
@@ -38,7 +38,7 @@ def _fit(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | 
     from dpscale.charts import fit_chart
     from dpscale.cli.render import print_fit
     from dpscale.fit import Fit
-    from dpscale.fit.inputs import FIT
+    from dpscale.fit.fitfields import FIT
 
     language = lang_of(lang)
     result: Fit = build(FIT, given, language)
@@ -47,8 +47,8 @@ def _fit(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | 
 
 def register(app: typer.Typer) -> None:
     """Add ``dpscale predict`` and ``fit`` to ``app``."""
-    from dpscale.fit.inputs import FIT
-    from dpscale.predict.inputs import PREDICT
+    from dpscale.fit.fitfields import FIT
+    from dpscale.predict.definition import PREDICT
 
     levers = Annotated[bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")]
     plot = Annotated[

@@ -2,7 +2,7 @@
 the fewest that hold the model.
 
 :mod:`~dpscale.plan.budget` holds the formulas (time, device-hours, cost, energy, the deadline's
-search); :mod:`~dpscale.plan.inputs` the planner's inputs, once, and the memory plan.
+search); :mod:`~dpscale.plan.planfields` the planner's inputs, once, and the memory plan.
 """
 
 from dpscale.plan.budget import (
@@ -15,7 +15,7 @@ from dpscale.plan.budget import (
     plan,
     total_work,
 )
-from dpscale.plan.inputs import PLAN, MemoryPlan, PlanResult
+from dpscale.plan.planfields import PLAN, MemoryPlan, PlanResult
 
 __all__ = [
     "LARGEST_SEARCHED",

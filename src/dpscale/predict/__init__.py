@@ -6,7 +6,7 @@
 - :mod:`dpscale.predict.network`: the links a log or a profile measured, settled with those typed;
 - :mod:`dpscale.predict.defaults`: what a prediction assumes when not told otherwise, and the
   algorithms it knows;
-- :mod:`dpscale.predict.fields` and :mod:`dpscale.predict.inputs`: the definition of predict's
+- :mod:`dpscale.predict.fields` and :mod:`dpscale.predict.definition`: the definition of predict's
   inputs, from which the CLI's options, the page's fields and the API's parameters are made, and
   the rules across them;
 - :mod:`dpscale.predict.model`: step time on n devices (compute, exposed communication, straggler

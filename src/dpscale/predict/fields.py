@@ -1,6 +1,6 @@
 """Each input of ``predict``, once: what it is, how it is read, its bounds, its label and hint on the page.
 
-:mod:`dpscale.predict.inputs` makes them a definition (:data:`~dpscale.predict.inputs.PREDICT`)
+:mod:`dpscale.predict.definition` makes them a definition (:data:`~dpscale.predict.definition.PREDICT`)
 with the rules across them. No numpy here.
 """
 
@@ -81,7 +81,7 @@ def _tier(
     )
 
 
-# The memory inputs the planner shares (dpscale.plan.inputs): defined once, here.
+# The memory inputs the planner shares (dpscale.plan.planfields): defined once, here.
 PARAM_BYTES = Input(
     "param_bytes",
     "number",

@@ -17,7 +17,7 @@ from dpscale import batch, pipeline, plan, scaling
 from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import kind_of
-from dpscale.predict import inputs as predict_inputs
+from dpscale.predict import definition as predict_inputs
 from dpscale.reading import read_input
 from dpscale.web.schemas import (
     BatchOut,

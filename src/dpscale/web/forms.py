@@ -18,13 +18,13 @@ from dpscale import scaling
 from dpscale._french import respelled, thousands_reading
 from dpscale.batch import BATCH
 from dpscale.errors import InvalidInput, MissingInput, show_value
-from dpscale.fit.inputs import FIT
+from dpscale.fit.fitfields import FIT
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import Kind, kind_of
 from dpscale.pipeline import PIPELINE
 from dpscale.plan import PLAN
-from dpscale.predict.inputs import PREDICT
+from dpscale.predict.definition import PREDICT
 from dpscale.reading import read_input
 from dpscale.web.security import MAX_SIZES
 
