@@ -19,20 +19,13 @@ from dpscale.predict.definition import PREDICT
 from dpscale.web.app import create_app
 from tests.cli.test_cli import run
 from tests.conftest import assert_close
+from tests.predict.test_flops import GIVEN as FLOPS_GIVEN
 
 # An 8B Llama-style model on H100 SXM nodes (989 TFLOP/s dense bf16): 32 layers of width 4096, 8192 tokens
 # per sample, expected at 40 % MFU on one device.
 GIVEN: dict[str, Any] = {
+    **{k: v for k, v in FLOPS_GIVEN.items() if k != "per_device_throughput"},
     "devices": [1, 8, 64],
-    "batch": 1.0,
-    "params": 8e9,
-    "intra": "nvlink4",
-    "inter": "ib-ndr",
-    "nics": 8,
-    "tokens_per_sample": 8192,
-    "peak_flops": "H100 SXM",
-    "layers": 32,
-    "hidden": 4096,
     "mfu": 0.4,
 }
 FLOPS = 6 * 8e9 + 12 * 32 * 4096 * 8192  # 60,884,901,888 FLOP per token
