@@ -48,6 +48,9 @@ KindName = Literal[
     "path",
     "reference",
     "nccltests",
+    "traces",
+    "network_profile",
+    "step_records",
 ]
 Edge = Literal["cli", "page", "api"]
 Values = Mapping[str, Any]  # input name -> value read (None: not given)

@@ -30,6 +30,8 @@ from dpscale.web.forms import CALCULATORS
 from dpscale.web.security import MAX_SIZES
 
 LOG = (Path(__file__).parents[1] / "data" / "nccl" / "all_reduce_1node.txt").read_text(encoding="utf-8")
+FILES = Path(__file__).parent / "data"  # what the command line's files hold: a run's traces, a profile, records
+TRACES, PROFILE, RECORDS = (str(FILES / name) for name in ("traces", "network.json", "runs.jsonl"))
 
 # A text of each kind as French and English write it, and the input it is read for.
 TYPED: dict[str, tuple[str, str, Input]] = {
@@ -54,6 +56,9 @@ TYPED: dict[str, tuple[str, str, Input]] = {
         Input("x", "measurements", ""),
     ),
     "nccltests": (LOG, LOG, Input("x", "nccltests", "")),
+    "traces": (TRACES, TRACES, Input("x", "traces", "")),
+    "network_profile": (PROFILE, PROFILE, Input("x", "network_profile", "")),
+    "step_records": (RECORDS, RECORDS, Input("x", "step_records", "")),
 }
 by_kind = pytest.mark.parametrize("kind", KINDS, ids=str)
 LANGS: tuple[Lang, Lang] = ("fr", "en")
@@ -117,6 +122,8 @@ def test_every_kind_has_a_schema_and_a_text_for_the_command_line(kind: Kind) -> 
     value = kind.read_input(item, english, "en")
     if kind.cli_file:  # a file's content, which the command line reads again
         assert kind.read(kind.plain(item, value), "en", field="x") == value
+    elif kind.reads_file:  # what a file the command line names holds: read as the edges read its path
+        assert kind.read_cli(item, english, "en") == value
     elif not (kind.posted or kind.flag):  # a log is sent whole; a flag is its option alone
         assert all(kind.read_input(item, text, "en") for text in kind.plain_each(item, value))
         assert kind.read_cli(item, kind.plain(item, value), "en") == value

@@ -5,7 +5,9 @@ read and what its value is); :func:`kind_of` gives the object that says all the 
 
 - reading: :meth:`Kind.read` is the parser of :mod:`dpscale.parse` the kind uses, text typed in a
   language into a value; :meth:`Kind.read_input` holds that value to the input's bounds, said about
-  the text as typed; :meth:`Kind.read_cli` takes what the command line was given (a flag, a file);
+  the text as typed; :meth:`Kind.read_cli` takes what the command line was given (a flag, a file).
+  A file the command line names (a run's traces, a network profile) is read there too, into what it
+  holds (:attr:`Kind.reads_file`): a calculator's build is given values, and reads no file;
 - writing back: :meth:`Kind.show` as a language writes the value (the page's language switch),
   :meth:`Kind.plain` as the English command line and the API read it back exactly;
 - the page: the element it is drawn with, the keyboard a phone shows (``inputmode``), a unit in %;
@@ -14,11 +16,12 @@ read and what its value is); :func:`kind_of` gives the object that says all the 
 - the command line: a flag or a text, and its metavar.
 
 A new kind is one class (in :mod:`~dpscale.kinds.quantities`, numbers; :mod:`~dpscale.kinds.texts`,
-words and lists; :mod:`~dpscale.kinds.runs`, what runs measured), listed in :data:`KINDS`, and its name
-in ``dpscale.inputs.KindName`` for the definitions to name it. ``dpscale.inputs`` does not import this package: two
-kinds read with packages whose definitions ``inputs`` serves (a fit's measurements, an nccl-tests
-log), so it would close an import circle. Nothing heavy loads before a method runs (the parsers
-bring Babel): ``dpscale scale`` imports this package.
+words and lists; :mod:`~dpscale.kinds.runs`, what runs measured and the files that hold it), listed
+in :data:`KINDS`, and its name in ``dpscale.inputs.KindName`` for the definitions to name it.
+``dpscale.inputs`` does not import this package: kinds read with packages whose definitions
+``inputs`` serves (a fit's measurements, an nccl-tests log, predict's traces, profile and records),
+so it would close an import circle. Nothing heavy loads before a method runs (the parsers bring
+Babel): ``dpscale scale`` imports this package.
 """
 
 from __future__ import annotations
@@ -37,7 +40,15 @@ from dpscale.kinds.quantities import (
     Seconds,
     Variation,
 )
-from dpscale.kinds.runs import MAX_LOG_CHARACTERS, Measurements, NcclTests, Reference
+from dpscale.kinds.runs import (
+    MAX_LOG_CHARACTERS,
+    Measurements,
+    NcclTests,
+    NetworkProfile,
+    Reference,
+    StepRecords,
+    Traces,
+)
 from dpscale.kinds.texts import Choice, DeviceList, Path, Switch, Text
 
 if TYPE_CHECKING:
@@ -69,7 +80,10 @@ __all__ = [
     "MAX_LOG_CHARACTERS",
     "Measurements",
     "NcclTests",
+    "NetworkProfile",
     "Reference",
+    "StepRecords",
+    "Traces",
 ]
 
 KINDS: tuple[Kind, ...] = (
@@ -90,6 +104,9 @@ KINDS: tuple[Kind, ...] = (
     Reference(),
     Measurements(),
     NcclTests(),
+    Traces(),
+    NetworkProfile(),
+    StepRecords(),
 )
 _NAMED = {kind.name: kind for kind in KINDS}
 

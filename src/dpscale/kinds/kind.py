@@ -45,6 +45,7 @@ class Kind:
     flag: ClassVar[bool] = False  # a flag (--overlap, --no-overlap), not a text
     metavar: ClassVar[str | None] = None  # None: Typer's own
     cli_file: ClassVar[bool] = False  # the command line takes it in a file (its export writes one)
+    reads_file: ClassVar[bool] = False  # its text names a file, read at the edge: the value is what it holds
     api_text: ClassVar[bool] = False  # the API takes its text, read as the English page reads it
     posted: ClassVar[bool] = False  # too long for a link: a page posts it and the API takes it in a JSON body
 

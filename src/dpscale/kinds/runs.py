@@ -1,4 +1,6 @@
-"""What runs measured: a cluster's throughputs, a measurement file's points, an nccl-tests log."""
+"""What runs measured: a cluster's throughputs, a measurement file's points, an nccl-tests log;
+and the files the command line names (a run's traces, a network profile, records of step times),
+read where their text is, so that a calculator's build is given what they hold, never a path."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ if TYPE_CHECKING:
     from dpscale.i18n import Lang
     from dpscale.inputs import Input
 
-__all__ = ["MAX_LOG_CHARACTERS", "Measurements", "NcclTests", "Reference"]
+__all__ = ["MAX_LOG_CHARACTERS", "Measurements", "NcclTests", "NetworkProfile", "Reference", "StepRecords", "Traces"]
 
 MAX_LOG_CHARACTERS = 2**20  # an nccl-tests log sent as text: 5 to 20 kB as runs print them; a request's own bound
 
@@ -160,3 +162,54 @@ class NcclTests(Kind):
 
     def api(self, item: Input, *, most: int) -> ApiParameter:
         return ApiParameter(str, {}, said=" In a query string only a short one fits: POST it.")
+
+
+class _ReadFromFile(Kind):
+    """A file the command line names (no page or API takes a path on the server), read as its text is:
+    the value is what the file holds, which no text writes back (the command line's text is its path).
+
+    Each reads with the function of the package that knows the file, which a calculator's build calls
+    too on a path a library caller gives it in place of the value (the one place it is read either way).
+    """
+
+    __slots__ = ()
+    reads_file = True
+
+    def show(self, value: Any, lang: Lang) -> str | None:
+        return None  # what a file holds is not its path: the text is kept as typed
+
+
+class Traces(_ReadFromFile):
+    """A run's profiler traces, files or a folder of them: the run :func:`dpscale.explain.explain` makes of them."""
+
+    __slots__ = ()
+    name = "traces"
+
+    def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
+        from dpscale.predict.traced import read_traces
+
+        return read_traces(text, field)
+
+
+class NetworkProfile(_ReadFromFile):
+    """A profile from ``dpscale probe``: the links it measured (:class:`dpscale.predict.presets.Profile`)."""
+
+    __slots__ = ()
+    name = "network_profile"
+
+    def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
+        from dpscale.predict.presets import read_profile
+
+        return read_profile(text)
+
+
+class StepRecords(_ReadFromFile):
+    """Records of ``dpscale measure`` or Meter: the step-time variation (cv) their step times show."""
+
+    __slots__ = ()
+    name = "step_records"
+
+    def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
+        from dpscale.predict.measured import jitter_from
+
+        return jitter_from(text)

@@ -7,12 +7,19 @@ a preset or a bandwidth (not both), a network profile filling the links it measu
 per node of that profile, a bandwidth inside a node being required, an nccl-tests log or what a link carries of one
 (``nccl_fit``: the log wins, being what the text was made of), measurements to calibrate on
 and a variation known or assumed. No numpy here until :func:`build` runs.
+
+:func:`build` reads no file: the command line's files (``--from-trace``, ``--network``,
+``--jitter-from``) are read by their kinds where their text is (:mod:`dpscale.kinds.runs`), so that
+it is given the run, the profile and the variation they hold. A library caller may still give a
+file's path in their place: it is read by the function the kind reads it with (:func:`_read`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from os import PathLike
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.inputs import Definition, Values
@@ -24,6 +31,8 @@ if TYPE_CHECKING:
     from dpscale.predict.levers import Lever
     from dpscale.predict.model import Cluster, Prediction, Reference, Workload
     from dpscale.predict.traced import Traced
+
+_T = TypeVar("_T")
 
 __all__ = ["PREDICT", "PREDICT_INPUTS", "Request", "build"]
 
@@ -147,13 +156,10 @@ def build(values: Values) -> Request:
 
     v = PREDICT.complete(values)
     run = None
-    if v["from_trace"] is not None:  # read first: a trace that cannot be read is named before what it lacks
-        from dpscale.explain import explain
+    if v["from_trace"] is not None:  # a path read first: a trace that cannot be read is named before what it lacks
+        from dpscale.predict.traced import read_traces
 
-        try:
-            run = explain(v["from_trace"])
-        except InvalidInput as exc:  # explain's "trace" is this command's --from-trace
-            raise exc.renamed("from_trace") if exc.field == "trace" else exc from None
+        run = _read(v["from_trace"], read_traces)
     carried = None
     if v["traced"] is not None:  # what a link from /explain carries of a run: read as --from-trace's traces
         from dpscale.predict.linked import read_traced
@@ -197,7 +203,7 @@ def build(values: Values) -> Request:
     if v["network"] is not None:  # a link given as well wins over the profile's, for every collective
         from dpscale.predict.network import Network, settle
 
-        profile = presets.read_profile(v["network"])
+        profile = _read(v["network"], presets.read_profile)
         per_node = per_node or profile.devices_per_node
         kept = Network(
             profile.intra, profile.inter, profile.devices_per_node, profile.collectives, profile.runs, profile.source
@@ -230,7 +236,7 @@ def build(values: Values) -> Request:
             raise InvalidInput("jitter_from", v["jitter_from"], N_("either a step-time variation or records, not both"))
         from dpscale.predict.measured import jitter_from
 
-        jitter, jitter_known = jitter_from(v["jitter_from"]), True
+        jitter, jitter_known = float(_read(v["jitter_from"], jitter_from)), True
     workload = model.Workload(
         speed,
         v["batch"],
@@ -287,6 +293,12 @@ def build(values: Values) -> Request:
         network=described,
         tokens=tokens,
     )
+
+
+def _read(value: Any, reader: Callable[[Any], _T]) -> _T:
+    """The value a file's input holds: as the edges give it, read by its kind; or a library caller's path
+    (a text, a path, traces' list of them), read here by ``reader``, the function its kind reads it with."""
+    return reader(value) if isinstance(value, str | PathLike | list | tuple) else value
 
 
 def _tokens(v: Values) -> Tokens | None:

@@ -347,7 +347,7 @@ PREDICT_INPUTS = (
     ),
     Input(
         "jitter_from",
-        "path",
+        "step_records",
         "Records of dpscale measure or Meter (runs.jsonl): the step-time variation from their step times.",
         edges=("cli",),
     ),

@@ -3,6 +3,8 @@
 Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`, in its order. ``traced`` is what a link from
 ``/explain`` carries of a run's traces (:mod:`dpscale.predict.linked`), read as ``--from-trace``'s
 traces are; ``nccl_fit`` what a link from ``/predict`` carries of an nccl-tests log, read as the log.
+The command line's files (``network``, ``from_trace``) are read by their kinds (:mod:`dpscale.kinds.runs`)
+where their text is: the values are the profile and the run they hold.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ __all__ = ["MEASURED_INPUTS"]
 MEASURED_INPUTS = (
     Input(
         "network",
-        "path",
+        "network_profile",
         "A profile from dpscale probe: its measured links replace the presets.",
         edges=("cli",),
     ),
@@ -53,7 +55,7 @@ MEASURED_INPUTS = (
     ),
     Input(
         "from_trace",
-        "path",
+        "traces",
         "The run's profiler traces (files or a folder, as dpscale explain reads them): one device's throughput, "
         "the step-time variation and the bandwidth share reached come from them.",
         edges=("cli",),
