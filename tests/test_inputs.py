@@ -13,17 +13,17 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.batch import BATCH
+from dpscale.calculators.bubble import PIPELINE
+from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.fit import AT, FIT, MAX_SIZES
+from dpscale.calculators.plan import PLAN
+from dpscale.calculators.scale import SCALING
 from dpscale.cli import main
 from dpscale.errors import InvalidInput, MissingInput
-from dpscale.fit.fitfields import AT, FIT, MAX_SIZES
 from dpscale.fit.laws import MODELS
 from dpscale.i18n import Lang
 from dpscale.inputs import Api, Cli, Definition, Input, Page
-from dpscale.pipeline import PIPELINE
-from dpscale.plan import PLAN
 from dpscale.predict.definition import PREDICT
-from dpscale.scaling import SCALING
 from dpscale.web.app import create_app
 
 REQUIRED = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6}
@@ -146,7 +146,7 @@ def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(c
         for info in create_cli().registered_commands
         if info.callback is not None and "__signature__" in vars(info.callback)
     }
-    from dpscale.cli.explain import EXPLAIN
+    from dpscale.calculators.explain import EXPLAIN
     from dpscale.measure.clusterfields import MEASURE, PROBE
 
     alone = {d.name: d for d in (MEASURE, PROBE, EXPLAIN)}  # the command line's alone: no page, no API

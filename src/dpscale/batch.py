@@ -22,11 +22,9 @@ from typing import Any, Literal
 
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
-from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.errors import InvalidInput
 
 __all__ = [
-    "BATCH",
     "Batch",
     "BatchResult",
     "BatchSolution",
@@ -186,105 +184,3 @@ class BatchResult:
     def to_dict(self) -> dict[str, Any]:
         shown = self.solution if self.solution is not None else self.batch
         return {**shown.to_dict(), "learning_rate": self.learning_rate}
-
-
-def _build(values: Values) -> BatchResult:
-    v = BATCH.complete(values)
-    b, k, d, seq = v["micro_batch"], v["accumulation"], v["devices"], v["sequence_length"]
-    solution = None
-    if v["target_global_batch"] is not None:
-        solve = accumulation_for if v["solve"] == "accumulation" else devices_for_batch
-        solution = solve(v["target_global_batch"], b, d if solve is accumulation_for else k, sequence_length=seq)
-        result = solution.batch
-    else:
-        result = effective_batch(b, k, d, sequence_length=seq)
-    lr0, b0 = v["base_learning_rate"], v["base_batch"]
-    if (lr0 is None) != (b0 is None):  # the linear scaling rule needs both
-        raise MissingInput("base_batch" if b0 is None else "base_learning_rate", LR_PAIR)
-    lr = None if lr0 is None else scaled_learning_rate(lr0, b0, result.global_batch)
-    return BatchResult(result, solution, lr, lr0, b0, growth(result))
-
-
-LR_PAIR = N_("a value, since the other learning-rate field is filled")
-BATCH = Definition(
-    "batch",
-    (
-        Input(
-            "micro_batch",
-            "count",
-            "b, samples per device per micro-step (32).",
-            required=True,
-            low=1,
-            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            cli=Cli(positional=True),
-            page=Page(label=N_("Micro-batch per device (samples)"), example=("32", "32"), group="batch"),
-        ),
-        Input(
-            "accumulation",
-            "count",
-            "k, gradient-accumulation steps [default: 1, or solved].",
-            default=1,
-            low=1,
-            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            cli=Cli(positional=True),
-            page=Page(label=N_("Gradient-accumulation steps"), example=("4", "4"), group="batch"),
-        ),
-        Input(
-            "devices",
-            "count",
-            "d, data-parallel devices [default: 1, or solved].",
-            default=1,
-            low=1,
-            high=_validate.MAX_DEVICES,
-            cli=Cli(positional=True),
-            page=Page(label=N_("Data-parallel devices"), example=("64", "64"), group="batch"),
-        ),
-        Input(
-            "sequence_length",
-            "count",
-            "L, tokens per sample: also give B in tokens.",
-            low=1,
-            high=_validate.MAX_DEVICES,  # the core's bound on any count: a billion
-            cli=Cli(short="-L"),
-            page=Page(
-                label=N_("Sequence length (tokens per sample, optional)"), example=("2 048", "2,048"), group="batch"
-            ),
-        ),
-        Input(
-            "target_global_batch",
-            "count",
-            "A global batch to reach: solves k (or d, with --solve devices).",
-            low=1,
-            high=10**15,
-            edges=("cli",),
-            cli=Cli(option="--target", short="-t"),
-        ),
-        Input(
-            "solve",
-            "choice",
-            "With --target: accumulation or devices.",
-            default="accumulation",
-            choices=("accumulation", "devices"),
-            edges=("cli",),
-        ),
-        Input(
-            "base_learning_rate",
-            "number",
-            "A learning rate tuned at --base-batch: scale it linearly (η₀).",
-            low=1e-12,
-            high=1e6,
-            cli=Cli(option="--base-lr"),
-            page=Page(label=N_("Learning rate tuned at the reference batch"), example=("0,1", "0.1"), group="lr"),
-        ),
-        Input(
-            "base_batch",
-            "count",
-            "The global batch the learning rate was tuned at (B₀).",
-            low=1,
-            high=10**15,
-            page=Page(label=N_("Reference global batch"), example=("256", "256"), group="lr"),
-        ),
-    ),
-    _build,
-    groups=(("batch", N_("Batch")), ("lr", N_("Learning rate (optional)"))),
-)

@@ -24,10 +24,9 @@ from typing import Any, Literal, cast, get_args
 
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
-from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.errors import N_, InvalidInput
 
-__all__ = ["PIPELINE", "SCHEDULES", "Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
+__all__ = ["SCHEDULES", "Bubble", "Schedule", "Slot", "bubble", "micro_batches_for", "schedule"]
 
 Schedule = Literal["1f1b", "gpipe", "interleaved"]
 SCHEDULES: tuple[str, ...] = get_args(Schedule)
@@ -253,92 +252,3 @@ def schedule(stages: int, micro_batches: int, kind: Schedule | str = "1f1b") -> 
         if not progressed:  # pragma: no cover - the orders above never deadlock
             raise RuntimeError("pipeline schedule deadlocked")
     return tuple(sorted(slots, key=lambda x: (x.stage, x.start)))
-
-
-def _build(values: Values) -> Bubble:
-    v = PIPELINE.complete(values)
-    if v["micro_batches"] is None and v["max_bubble"] is None:
-        raise MissingInput("micro_batches", N_("a number of micro-batches, or the largest bubble to allow"))
-    if v["micro_batches"] is not None and v["max_bubble"] is not None:
-        given = f"{v['micro_batches']} and {v['max_bubble']:g}"
-        raise InvalidInput("micro_batches", given, N_("either micro-batches or the largest bubble, not both"))
-    kind, p, chunks = v["schedule"], v["stages"], v["chunks"]
-    m = v["micro_batches"]
-    if m is None:
-        m = micro_batches_for(p, v["max_bubble"], schedule=kind, chunks=chunks).micro_batches
-    return bubble(p, m, schedule=kind, chunks=chunks, micro_batch_time=v["micro_batch_time"])
-
-
-PIPELINE = Definition(
-    "pipeline",
-    (
-        Input(
-            "stages",
-            "count",
-            "p, pipeline stages (4).",
-            required=True,
-            low=1,
-            high=_validate.MAX_DEVICES,
-            cli=Cli(positional=True),
-            page=Page(label=N_("Pipeline stages (p)"), example=("4", "4"), group="pipeline"),
-        ),
-        Input(
-            "micro_batches",
-            "count",
-            "m, micro-batches per step (or give --max-bubble).",
-            low=1,
-            high=_validate.MAX_DEVICES,
-            cli=Cli(positional=True),
-            page=Page(label=N_("Micro-batches per step (m)"), example=("8", "8"), group="pipeline"),
-        ),
-        Input(
-            "schedule",
-            "choice",
-            "1f1b, gpipe or interleaved.",
-            default="1f1b",
-            choices=SCHEDULES,
-            cli=Cli(short="-s"),
-            page=Page(
-                label=N_("Schedule"),
-                choice_labels=("1F1B", "GPipe", N_("Interleaved 1F1B")),
-                example=("1f1b", "1f1b"),
-                group="pipeline",
-            ),
-        ),
-        Input(
-            "chunks",
-            "count",
-            "v, model chunks per device (interleaved).",
-            default=1,
-            low=1,
-            high=_validate.MAX_DEVICES,
-            page=Page(label=N_("Model chunks per device (v, interleaved only)"), example=("1", "1"), group="pipeline"),
-        ),
-        Input(
-            "micro_batch_time",
-            "duration",
-            "Forward + backward time of one micro-batch on one stage (e.g. 120 ms).",
-            low=1e-12,
-            high=1e10,
-            unit="s",
-            cli=Cli(option="--time"),
-            page=Page(
-                label=N_("Forward and backward time of one micro-batch on one stage (optional)"),
-                hint=N_("For example 120 ms or 0.5 s."),
-                example=("120 ms", "120 ms"),
-                group="pipeline",
-            ),
-        ),
-        Input(
-            "max_bubble",
-            "fraction",
-            "Find the fewest micro-batches with a bubble at most this (5%).",
-            low=1e-9,
-            high=1,
-            edges=("cli",),
-            cli=Cli(option="--max-bubble"),
-        ),
-    ),
-    _build,
-    groups=(("pipeline", N_("Pipeline")),),
-)

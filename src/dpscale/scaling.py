@@ -22,12 +22,12 @@ from typing import Any, Literal, cast
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
 from dpscale.errors import N_, InvalidInput, MissingInput
-from dpscale.inputs import Cli, Definition, Input, Page, Values
 
 __all__ = [
     "MAX_THROUGHPUT",
     "MIN_POSITIVE",
-    "SCALING",
+    "DEFAULT_UNIT",
+    "Unknown",
     "Scaling",
     "Solution",
     "devices_for",
@@ -288,98 +288,3 @@ def solve(
     if missing == ["efficiency"]:
         return efficiency_from(cast(int, d), v, a, unit=unit)
     return Solution("actual_throughput", scale(cast(int, d), v, e, unit=unit))
-
-
-# --solve's spellings: the quantity's name with a dash, its short form, or its name in the JSON.
-_SOLVED: dict[str, Unknown] = {
-    "devices": "devices",
-    "per-device": "per_device_throughput",
-    "per_device": "per_device_throughput",
-    "per_device_throughput": "per_device_throughput",
-    "efficiency": "efficiency",
-    "actual": "actual_throughput",
-    "actual_throughput": "actual_throughput",
-}
-
-
-def _build(values: Values) -> Solution:
-    v = SCALING.complete(values)
-    solution = solve(
-        devices=v["devices"],
-        per_device_throughput=v["per_device_throughput"],
-        efficiency=v["efficiency"],
-        actual_throughput=v["actual_throughput"],
-        unit=v["unit"],
-    )
-    if v["solve"] is not None and _SOLVED[v["solve"]] != solution.unknown:
-        raise InvalidInput(
-            "solve",
-            v["solve"],
-            N_("the one quantity not given (%(unknown)s)"),
-            params={"unknown": solution.unknown.replace("_", "-")},
-        )
-    return solution
-
-
-# The seed's calculator. The page and the API take d, v and E; the command line takes any three of
-# d, v, E and A and solves for the fourth.
-SCALING = Definition(
-    "scaling",
-    (
-        Input(
-            "devices",
-            "count",
-            "d, the number of devices (64).",
-            required=("page", "api"),
-            low=1,
-            high=_validate.MAX_DEVICES,
-            cli=Cli(positional=True, short="-d"),
-            page=Page(example=("64", "64")),
-        ),
-        Input(
-            "per_device_throughput",
-            "number",
-            "v, one device's throughput alone (2000, '2 000').",
-            required=("page", "api"),
-            low=MIN_POSITIVE,
-            high=MAX_THROUGHPUT,
-            cli=Cli(positional=True, option="--per-device", short="-v"),
-            page=Page(example=("2 000", "2,000")),
-        ),
-        Input(
-            "efficiency",
-            "fraction",
-            "E, the scaling efficiency: 90% or 0.9.",
-            required=("page", "api"),
-            low=MIN_POSITIVE,
-            high=1,
-            cli=Cli(positional=True, short="-e"),
-            page=Page(example=("90 %", "90%")),
-        ),
-        Input(
-            "actual_throughput",
-            "number",
-            "A, the cluster's actual (or target) throughput.",
-            low=MIN_POSITIVE,
-            high=MAX_THROUGHPUT * _validate.MAX_DEVICES,
-            edges=("cli",),
-            cli=Cli(option="--actual", short="-a"),
-        ),
-        Input(
-            "solve",
-            "choice",
-            "Which one to find: devices, per-device, efficiency or actual [default: the one not given].",
-            choices=tuple(_SOLVED),
-            edges=("cli",),
-        ),
-        Input(
-            "unit",
-            "text",
-            "Throughput unit, for display.",
-            default=DEFAULT_UNIT,
-            cli=Cli(short="-u"),
-            page=Page(example=("échantillons/s", "samples/s")),
-        ),
-    ),
-    _build,
-)

@@ -28,7 +28,7 @@ def test_pipeline_schedule_select_and_chart(browser: Any, server: str) -> None:
     page = new_page(browser, locale="en-US", bypass_csp=True)  # wait_for_function evaluates a script
     page.goto(server + "/pipeline?lang=en")
     page.select_option("#schedule", "gpipe")
-    page.locator("#activations").filter(has_text="8").wait_for()
+    page.locator("#activations_in_flight").filter(has_text="8").wait_for()
     assert "schedule=gpipe" in page.url
     page.fill("#micro_batches", "")
     page.locator("#placeholder").wait_for()
@@ -36,7 +36,7 @@ def test_pipeline_schedule_select_and_chart(browser: Any, server: str) -> None:
         "Missing; expected a number of micro-batches, or the largest bubble to allow"
     )
     page.fill("#micro_batches", "16")
-    page.locator("#bubble").filter(has_text="15.79%").wait_for()
+    page.locator("#bubble_fraction").filter(has_text="15.79%").wait_for()
     page.wait_for_function(
         "document.querySelector('.chart img') && document.querySelector('.chart img').naturalWidth > 0"
     )
@@ -62,7 +62,7 @@ def test_plan_works_with_javascript_off(browser: Any, server: str) -> None:
     page.fill("#devices", "128")
     page.press("#devices", "Enter")
     page.wait_for_url(re.compile(r"devices=128"))
-    assert page.locator("#time").inner_text() == "8 min 20 sec"
+    assert page.locator("#seconds").inner_text() == "8 min 20 sec"
 
 
 @pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict", "/fit"])
@@ -122,5 +122,5 @@ def test_a_value_too_long_for_a_link_is_refused_beside_its_field(browser: Any, s
     page.locator("#unit-error").filter(has_text="40").wait_for()
     assert page.locator("#refused").is_hidden()
     page.fill("#unit", "tokens/s")
-    page.locator("#actual").filter(has_text="tokens/s").wait_for()
+    page.locator("#actual_throughput").filter(has_text="tokens/s").wait_for()
     page.close()

@@ -17,9 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from dpscale.calculators.explain import ranks_grid, summary_rows
 from dpscale.explain import Explanation, explain
 from dpscale.predict.linked import traced_text
-from dpscale.report import explanation_grid, explanation_rows
 from tests.browser.test_page import new_page
 from tests.explain_support import cpu_run
 
@@ -58,8 +58,8 @@ def shown(page: Any) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def expected(found: Explanation, lang: Any) -> tuple[list[list[str]], list[list[str]]]:
-    summary = [[row.label, row.value] for row in explanation_rows(found, lang)]
-    return summary, [list(row) for row in explanation_grid(found, lang).rows]
+    summary = [[row.label, row.value] for row in summary_rows(found, lang)]
+    return summary, [list(row) for row in ranks_grid(found, lang).rows]
 
 
 def check_results(page: Any, found: Explanation, lang: str, width: int) -> None:

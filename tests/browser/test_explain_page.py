@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from dpscale.calculators.explain import ranks_grid, summary_rows
 from dpscale.explain import Explanation, explain, read_trace
 from dpscale.explain.timeline import step_drawing
-from dpscale.report import explanation_grid, explanation_rows
 from tests.browser.test_page import new_page
 from tests.explain.test_explain import op, step, write
 from tests.explain_support import cpu_run, gpu_run, random_run
@@ -67,12 +67,12 @@ def check_parity(page: Any, found: Explanation, lang: str) -> None:
         step, compute, exposed, other = (float(v) for v in row[2:6])  # the columns add to the step
         assert compute + exposed + other == pytest.approx(step, rel=1e-9, abs=1e-12)
     texts = page.eval_on_selector_all("#summary dd", "els => els.map(e => e.textContent)")
-    assert [" ".join(t.split()) for t in texts] == [" ".join(r.value.split()) for r in explanation_rows(found, lang)]  # type: ignore[arg-type]
+    assert [" ".join(t.split()) for t in texts] == [" ".join(r.value.split()) for r in summary_rows(found, lang)]  # type: ignore[arg-type]
     # What is shown, to the displayed precision: the same text as the server's (and the CLI's) table.
     shown = page.eval_on_selector_all(
         "#ranks tbody tr", "rows => rows.map(r => Array.from(r.cells, c => c.textContent))"
     )
-    grid = explanation_grid(found, lang)  # type: ignore[arg-type]
+    grid = ranks_grid(found, lang)  # type: ignore[arg-type]
     assert [[" ".join(cell.split()) for cell in row] for row in shown] == [
         [" ".join(cell.split()) for cell in row] for row in grid.rows
     ]

@@ -27,7 +27,7 @@ def test_a_bare_number_in_a_percent_field_gives_results_as_you_type(browser: Any
     page = new_page(browser, locale="en-US")
     page.goto(server + "/?lang=en")
     page.fill("#efficiency", "85")
-    page.locator("#actual").filter(has_text="108,800").wait_for()
+    page.locator("#actual_throughput").filter(has_text="108,800").wait_for()
     assert page.locator("#efficiency-error").is_hidden()
 
 

@@ -28,11 +28,11 @@ def new_page(browser: Any, **options: Any) -> Any:
 def test_seed_numbers_in_french_and_live_update_without_reload(browser: Any, server: str) -> None:
     page = new_page(browser, locale="fr-FR")
     page.goto(server + "/")
-    assert page.locator("#actual").inner_text() == f"115{NNBSP}200 échantillons/s"
+    assert page.locator("#actual_throughput").inner_text() == f"115{NNBSP}200 échantillons/s"
     page.evaluate("window.__sameDocument = true")
     page.fill("#devices", "128")
-    page.locator("#actual").filter(has_text="230").wait_for()
-    assert page.locator("#actual").inner_text() == f"230{NNBSP}400 échantillons/s"
+    page.locator("#actual_throughput").filter(has_text="230").wait_for()
+    assert page.locator("#actual_throughput").inner_text() == f"230{NNBSP}400 échantillons/s"
     assert page.locator("#speedup").inner_text() == f"115,2{NBSP}×"
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert "devices=128" in page.url  # the URL holds the inputs
@@ -43,12 +43,12 @@ def test_seed_numbers_in_french_and_live_update_without_reload(browser: Any, ser
 def test_english_and_shared_url(browser: Any, server: str) -> None:
     page = new_page(browser, locale="en-US")
     page.goto(server + "/?lang=en&devices=8&per_device_throughput=1,000&efficiency=75%25")
-    assert page.locator("#actual").inner_text() == "6,000 samples/s"
+    assert page.locator("#actual_throughput").inner_text() == "6,000 samples/s"
     page.fill("#efficiency", "50%")
-    page.locator("#actual").filter(has_text="4,000").wait_for()
+    page.locator("#actual_throughput").filter(has_text="4,000").wait_for()
     reopened = new_page(browser, locale="en-US")
     reopened.goto(page.url)
-    assert reopened.locator("#actual").inner_text() == "4,000 samples/s"
+    assert reopened.locator("#actual_throughput").inner_text() == "4,000 samples/s"
 
 
 def test_cleared_field_shows_the_placeholder_and_its_error(browser: Any, server: str) -> None:
@@ -60,7 +60,7 @@ def test_cleared_field_shows_the_placeholder_and_its_error(browser: Any, server:
     assert page.locator("#per_device_throughput-error").inner_text() == "Ce champ est vide."
     assert page.locator("#per_device_throughput").get_attribute("aria-invalid") == "true"
     page.fill("#per_device_throughput", "1 000")
-    page.locator("#actual").wait_for()
+    page.locator("#actual_throughput").wait_for()
     assert page.locator("#per_device_throughput-error").is_hidden()
 
 
@@ -68,7 +68,7 @@ def test_language_switch_keeps_the_inputs(browser: Any, server: str) -> None:
     page = new_page(browser, locale="fr-FR")
     page.goto(server + "/")
     page.fill("#devices", "16")
-    page.locator("#actual").filter(has_text="28").wait_for()
+    page.locator("#actual_throughput").filter(has_text="28").wait_for()
     page.click(".lang-switch")
     page.wait_for_url(re.compile(r"lang=en"))
     assert page.locator("html").get_attribute("lang") == "en"
@@ -82,7 +82,7 @@ def test_works_with_javascript_off(browser: Any, server: str) -> None:
     page.fill("#devices", "32")
     page.press("#devices", "Enter")
     page.wait_for_url(re.compile(r"devices=32"))
-    assert page.locator("#actual").inner_text() == "57,600 samples/s"
+    assert page.locator("#actual_throughput").inner_text() == "57,600 samples/s"
 
 
 def test_keyboard_only(browser: Any, server: str) -> None:
@@ -91,7 +91,7 @@ def test_keyboard_only(browser: Any, server: str) -> None:
     page.focus("#devices")
     page.keyboard.press("Control+A")
     page.keyboard.type("10")
-    page.locator("#actual").filter(has_text="18,000").wait_for()
+    page.locator("#actual_throughput").filter(has_text="18,000").wait_for()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "per_device_throughput"
 

@@ -196,7 +196,7 @@ def test_no_command_is_built_at_import() -> None:
 
     from dpscale.cli.commands import create_app
 
-    modules = ["commands", "scale", "serve", "calculators", "cluster", "explain", "models"]
+    modules = ["commands", "scale_command", "serve", "calculators", "cluster", "models"]
     for name in modules:  # a Typer app made at import would sit in one of them
         module = importlib.import_module(f"dpscale.cli.{name}")
         assert not [k for k, v in vars(module).items() if isinstance(v, typer.Typer)], name
@@ -302,11 +302,12 @@ def test_serve_rejects_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_tiny_and_huge_figures_are_written_short(capsys: pytest.CaptureFixture[str]) -> None:
-    from dpscale.cli.render import print_scaling
+    from dpscale.calculators.scale import present
+    from dpscale.cli.render import print_shown
     from dpscale.scaling import solve
 
     # the library takes what the command line's bounds (10⁻⁶ at least) refuse
-    print_scaling(solve(devices=64, per_device_throughput=1e-320, efficiency=0.9), "en")
+    print_shown(present(solve(devices=64, per_device_throughput=1e-320, efficiency=0.9), "en"), "en")
     assert "5.76E-319 samples/s" in capsys.readouterr().out  # not "0 samples/s" beside a 57.6× speedup
     code, out, err = run(capsys, "scale", "64", "1e-320", "90%")
     assert code == 2

@@ -244,7 +244,7 @@ def test_fit_table_predictions_and_plot(
     runs.write_text(FP32, encoding="utf-8")
     code, out, _err = run(capsys, "fit", str(runs), "--at", "32,64", "--plot", str(tmp_path / "fit.svg"))
     assert code == 0
-    assert "amdahl ←" in out
+    assert "Chosen model: amdahl" in out
     assert "Predicted by amdahl" in out
     assert "11,209" in out
     assert "<svg" in (tmp_path / "fit.svg").read_text(encoding="utf-8")

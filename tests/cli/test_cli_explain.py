@@ -111,7 +111,7 @@ def test_the_columns_add_to_the_step_and_the_wait_is_inside_exposed_communicatio
 
 
 def test_the_traces_are_its_definitions_one_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from dpscale.cli.explain import EXPLAIN
+    from dpscale.calculators.explain import EXPLAIN
 
     assert [item.name for item in EXPLAIN.on("cli")] == ["trace"]
     assert EXPLAIN.on("page") == EXPLAIN.on("api") == ()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dpscale.calculators.explain import exposed_text, ranks_grid, summary_rows
 from dpscale.explain import Spread, explain
-from dpscale.report import explanation_grid, explanation_rows, exposed_text
 from tests.cli.test_cli_explain import two_ranks
 from tests.explain_support import random_run
 
@@ -25,7 +25,7 @@ def _ms(cell: str) -> float:
 @pytest.mark.parametrize("seed", range(6))
 def test_every_rank_s_columns_add_to_its_step(tmp_path: Path, seed: int) -> None:
     found = explain(random_run(tmp_path, seed))
-    grid = explanation_grid(found, "en")
+    grid = ranks_grid(found, "en")
     assert grid.header[2:7] == ("Step", "Compute", "Exposed comm.", "Other", "Alone (compute + other)")
     for r, cells in zip(found.ranks, grid.rows, strict=True):
         parts = r.compute.mean + r.exposed_communication.mean + r.other.mean
@@ -40,7 +40,7 @@ def test_every_rank_s_columns_add_to_its_step(tmp_path: Path, seed: int) -> None
 
 def test_a_wait_is_shown_inside_the_exposed_communication(tmp_path: Path) -> None:
     found = explain(sorted(two_ranks(tmp_path).iterdir()))
-    rows = {int(cells[0]): cells for cells in explanation_grid(found, "en").rows}
+    rows = {int(cells[0]): cells for cells in ranks_grid(found, "en").rows}
     assert rows[0][4] == "0.055 ms (0.03 ms waiting)"
     assert rows[1][4] == "0.025 ms"  # the slowest rank waits for nobody
     longer = replace(found.ranks[0], exposed_communication=Spread.of([0.2]), wait=Spread.of([0.3]))
@@ -53,12 +53,12 @@ def test_a_wait_is_shown_inside_the_exposed_communication(tmp_path: Path) -> Non
 
 def test_the_step_alone_is_a_range_by_rank_where_the_ranks_differ(tmp_path: Path) -> None:
     found = explain(sorted(two_ranks(tmp_path).iterdir()))
-    alone = {r.key: r.value for r in explanation_rows(found, "en")}["single_device_step"]
+    alone = {r.key: r.value for r in summary_rows(found, "en")}["single_device_step"]
     assert alone == "0.045 ms to 0.075 ms by rank, mean 0.06 ms"
     assert found.work_range == pytest.approx((45e-6, 75e-6))  # each rank's compute + other
     (tmp_path / "one").mkdir()
     one = explain([sorted(two_ranks(tmp_path / "one").iterdir())[1]])
-    assert {r.key: r.value for r in explanation_rows(one, "en")}["single_device_step"] == "0.075 ms"
+    assert {r.key: r.value for r in summary_rows(one, "en")}["single_device_step"] == "0.075 ms"
 
 
 def test_the_server_s_page_shows_the_same_columns(tmp_path: Path) -> None:

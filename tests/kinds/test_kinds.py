@@ -17,14 +17,14 @@ from fastapi import FastAPI, Query
 from fastapi.testclient import TestClient
 from pydantic import Field
 
-from dpscale.batch import BATCH
+from dpscale.calculators.bubble import PIPELINE
+from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.plan import PLAN
+from dpscale.calculators.scale import SCALING
 from dpscale.i18n import Lang
 from dpscale.inputs import Definition, Input, KindName, Page
 from dpscale.kinds import KINDS, Kind, kind_of
-from dpscale.pipeline import PIPELINE
-from dpscale.plan import PLAN
 from dpscale.predict.definition import PREDICT
-from dpscale.scaling import SCALING
 from dpscale.web.app import create_app
 from dpscale.web.forms import CALCULATORS
 from dpscale.web.security import MAX_SIZES

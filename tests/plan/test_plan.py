@@ -113,7 +113,7 @@ def test_cost_and_energy_that_overflow_are_refused(kwargs: dict[str, float], fie
 
 
 def test_the_planner_says_how_many_devices_hold_the_model() -> None:
-    from dpscale.plan import PLAN
+    from dpscale.calculators.plan import PLAN
 
     base = {"work": 1e12, "per_device_throughput": 3000.0, "efficiency": 0.9, "devices": 64}
     result = PLAN.build(

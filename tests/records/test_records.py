@@ -188,16 +188,18 @@ def test_a_probed_link_reads_as_from_profile_reads_it() -> None:
 def test_the_terminal_tables_print_records_and_profiles_as_read(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dpscale.cli.render import print_measurements, print_probe
+    from dpscale.calculators.measure import present_measurements, present_probe
+    from dpscale.cli.render import print_shown
 
     monkeypatch.setenv("COLUMNS", "200")
-    print_measurements([MEASURED, SINGLE_RUN, NEVER_STEPPED], "runs.jsonl", "en")
+    records = [Measurement.from_dict(r) for r in (MEASURED, SINGLE_RUN, NEVER_STEPPED)]  # as the command reads them
+    print_shown(present_measurements(records, "runs.jsonl", "en"), "en")
     printed = capsys.readouterr().out
     assert "Measured (records added to runs.jsonl)" in printed
     assert "2,950.1 – 3,296.7" in printed
     assert "93%   81% – 107%" in printed
     assert "— – —" in printed  # one run: no interval
-    print_probe(PROFILE, "network.json", "en")
+    print_shown(present_probe(NetworkProfile.from_dict(PROFILE), "network.json", "en"), "en")
     printed = capsys.readouterr().out
     assert "All-reduce over 2 ranks" in printed
     assert "latency α = 1.4 ms, bandwidth 1/β = 1.84 GB/s; profile written to network.json" in printed

@@ -30,10 +30,10 @@ def test_home_is_french_with_the_seed_example(client: TestClient) -> None:
     assert r.headers["content-language"] == "fr"
     assert '<html lang="fr">' in r.text
     assert "<h1>Mise à l'échelle en parallélisme de données</h1>" in r.text
-    assert text_of(r.text, "ideal") == f"128{NNBSP}000 échantillons/s"
-    assert text_of(r.text, "actual") == f"115{NNBSP}200 échantillons/s"
+    assert text_of(r.text, "ideal_throughput") == f"128{NNBSP}000 échantillons/s"
+    assert text_of(r.text, "actual_throughput") == f"115{NNBSP}200 échantillons/s"
     assert text_of(r.text, "speedup") == f"57,6{NBSP}×"
-    assert text_of(r.text, "lost") == f"12{NNBSP}800 échantillons/s"
+    assert text_of(r.text, "lost_throughput") == f"12{NNBSP}800 échantillons/s"
     assert 'value="2 000"' in r.text
     assert 'value="90 %"' in r.text
     assert "<math" in r.text
@@ -42,7 +42,7 @@ def test_home_is_french_with_the_seed_example(client: TestClient) -> None:
 def test_accept_language_english(client: TestClient) -> None:
     r = client.get("/", headers={"accept-language": "en-GB,en;q=0.9"})
     assert r.headers["content-language"] == "en"
-    assert text_of(r.text, "actual") == "115,200 samples/s"
+    assert text_of(r.text, "actual_throughput") == "115,200 samples/s"
     assert "Frequently asked questions" in r.text
 
 
@@ -59,7 +59,7 @@ def test_other_languages_fall_back_to_english_and_none_to_french(client: TestCli
 
 def test_inputs_in_the_query_give_results_and_a_worked_example(client: TestClient) -> None:
     r = client.get("/", params={"lang": "en", "devices": "8", "per_device_throughput": "1,000", "efficiency": "75%"})
-    assert text_of(r.text, "actual") == "6,000 samples/s"
+    assert text_of(r.text, "actual_throughput") == "6,000 samples/s"
     assert "I = 8 × 1,000 = 8,000" in r.text
     assert "A = 8,000 × 0.75 = 6,000" in r.text
     assert "S = 8 × 0.75 = 6" in r.text
@@ -69,7 +69,7 @@ def test_empty_field_shows_the_placeholder_and_its_own_error(client: TestClient)
     r = client.get("/", params={"lang": "fr", "devices": "", "per_device_throughput": "2 000", "efficiency": "90 %"})
     assert "Saisissez une valeur pour afficher les résultats." in r.text
     assert text_of(r.text, "devices-error") == "Ce champ est vide."
-    assert 'id="actual"' not in r.text
+    assert 'id="actual_throughput"' not in r.text
 
 
 def test_invalid_field_names_what_is_accepted(client: TestClient) -> None:
@@ -95,7 +95,7 @@ def test_fragment_is_what_the_page_swaps_in(client: TestClient) -> None:
         "/fragment/scaling",
         params={"lang": "fr", "devices": "32", "per_device_throughput": "1 000", "efficiency": "80 %"},
     )
-    assert text_of(r.text, "actual") == f"25{NNBSP}600 échantillons/s"  # the unit left out: the page's own
+    assert text_of(r.text, "actual_throughput") == f"25{NNBSP}600 échantillons/s"  # the unit left out: the page's own
     assert 'id="example"' in r.text
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import html
 from html import unescape
 
 import pytest
 from fastapi.testclient import TestClient
 
-from dpscale.fit.fitfields import EXAMPLE as FIT_EXAMPLE
+from dpscale.calculators.fit import EXAMPLE as FIT_EXAMPLE
 from dpscale.web.app import create_app
 from tests.web.test_app import NBSP, NNBSP, text_of
 
@@ -87,9 +88,9 @@ def test_pipeline_results_and_chart(client: TestClient) -> None:
         "micro_batch_time": "120 ms",
     }
     r = client.get("/pipeline", params=query)
-    assert text_of(r.text, "bubble") == "27.27%"
+    assert text_of(r.text, "bubble_fraction") == "27.27%"
     assert text_of(r.text, "step_time") == "1.32 sec"
-    assert text_of(r.text, "activations") == "8"
+    assert text_of(r.text, "activations_in_flight") == "8"
     assert "/chart/pipeline.svg?" in r.text
     svg = client.get("/chart/pipeline.svg", params=query)
     assert svg.status_code == 200
@@ -110,10 +111,10 @@ def test_pipeline_interleaved_needs_a_multiple(client: TestClient) -> None:
 
 def test_plan_results_and_deadline_table(client: TestClient) -> None:
     r = client.get("/plan", params={"lang": "fr"})  # the page's own example: ImageNet, 90 epochs
-    assert text_of(r.text, "time") == f"16{NBSP}min 41{NNBSP}s"
+    assert text_of(r.text, "seconds") == f"16{NBSP}min 41{NNBSP}s"
     assert "€" in text_of(r.text, "cost")
     assert 'id="options"' in r.text
-    assert "Le moins d'appareils qui terminent en 30\xa0min : 36" in r.text
+    assert "Le moins d'appareils qui terminent en 30\xa0min : 36" in html.unescape(r.text)
 
 
 def test_plan_deadline_error_is_on_its_field(client: TestClient) -> None:
@@ -204,7 +205,7 @@ def test_language_switch_rewrites_numbers(client: TestClient) -> None:
     assert f'value="1{NNBSP}281{NNBSP}167"' in r.text
     assert 'value="2,5"' in r.text
     assert f'value="90{NBSP}%"' in r.text
-    assert text_of(r.text, "time") == f"16{NBSP}min 41{NNBSP}s"
+    assert text_of(r.text, "seconds") == f"16{NBSP}min 41{NNBSP}s"
     unreadable = client.get("/plan", params={**query, "price_per_device_hour": "2.5.1"})
     assert 'value="2.5.1"' in unreadable.text  # left as typed, with its error
     assert unescape(text_of(unreadable.text, "price_per_device_hour-error")).startswith(
@@ -412,7 +413,7 @@ def test_fit_chart_refuses_sizes_past_a_billion(client: TestClient) -> None:
 
 def test_the_unit_speaks_the_page_language_and_follows_the_switch(client: TestClient) -> None:
     french = client.get("/", params={"lang": "fr"})
-    assert text_of(french.text, "actual").endswith("échantillons/s")
+    assert text_of(french.text, "actual_throughput").endswith("échantillons/s")
     switched = client.get(
         "/",
         params={
@@ -424,7 +425,7 @@ def test_the_unit_speaks_the_page_language_and_follows_the_switch(client: TestCl
             "unit": "échantillons/s",
         },
     )
-    assert text_of(switched.text, "actual") == "115,200 samples/s"  # untouched: the English page's own
+    assert text_of(switched.text, "actual_throughput") == "115,200 samples/s"  # untouched: the English page's own
     typed = client.get(
         "/",
         params={
@@ -436,7 +437,7 @@ def test_the_unit_speaks_the_page_language_and_follows_the_switch(client: TestCl
             "unit": "tokens/s",
         },
     )
-    assert text_of(typed.text, "actual") == "115,200 tokens/s"  # typed: kept
+    assert text_of(typed.text, "actual_throughput") == "115,200 tokens/s"  # typed: kept
 
 
 def test_the_switch_keeps_quantities_with_a_suffix_or_a_unit(client: TestClient) -> None:

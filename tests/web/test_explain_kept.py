@@ -16,9 +16,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from dpscale.calculators.explain import ranks_grid
 from dpscale.explain import explain
 from dpscale.predict.linked import traced_text
-from dpscale.report import explanation_grid
 from dpscale.web.app import create_app
 from dpscale.web.explain_jobs import KEPT_BYTES, KEPT_MOST, KEPT_ONE, KEPT_SECONDS, Kept
 from dpscale.web.explain_page import kept_results
@@ -99,14 +99,14 @@ def test_the_post_redirects_to_an_address_whose_language_link_keeps_the_results(
     first = client.get(address)
     assert first.status_code == 200
     assert first.headers["cache-control"] == "no-store"  # one user's results: no shared cache keeps them
-    assert cells(first.text, "ranks") == [list(row) for row in explanation_grid(found, lang).rows]  # type: ignore[arg-type]
+    assert cells(first.text, "ranks") == [list(row) for row in ranks_grid(found, lang).rows]  # type: ignore[arg-type]
     assert "30" in first.text.split('id="kept-for">', 1)[1].split("<", 1)[0]  # the page says how long
     switch = switch_link(first.text)
     assert switch == f"?lang={other}&result={token}"
     second = client.get("/explain" + switch)  # the language link, followed without JavaScript
     assert second.status_code == 200
     assert second.headers["content-language"] == other
-    assert cells(second.text, "ranks") == [list(row) for row in explanation_grid(found, other).rows]  # type: ignore[arg-type]
+    assert cells(second.text, "ranks") == [list(row) for row in ranks_grid(found, other).rows]  # type: ignore[arg-type]
     assert predict_link(second.text) == f"/predict?lang={other}&traced={traced_text(found)}"
     assert switch_link(second.text) == f"?lang={lang}&result={token}"
     again = client.get("/explain" + switch_link(second.text))  # and back: the same page as first shown

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from dpscale.calculators.explain import ranks_grid
 from dpscale.explain import explain, read_trace
 from dpscale.explain.timeline import step_drawing
-from dpscale.report import explanation_grid
 from dpscale.web.app import create_app
 from dpscale.web.security import MAX_UPLOAD, Guard
 from tests.explain.test_explain import ONE_STEP, op, step, write
@@ -69,7 +69,7 @@ def test_posted_traces_give_the_cores_table(client: TestClient, tmp_path: Path, 
     assert r.status_code == 200
     assert 'id="analysed"' in r.text
     found = explain(files)
-    grid = explanation_grid(found, lang)  # type: ignore[arg-type]
+    grid = ranks_grid(found, lang)  # type: ignore[arg-type]
     assert cells(r.text, "ranks") == [list(row) for row in grid.rows]
     assert len(cells(r.text, "levers")) == len(found.levers)
     drawing = json.loads(html.unescape(re.search(r"data-drawing='([^']*)'", r.text).group(1)))  # type: ignore[union-attr]

@@ -27,10 +27,10 @@ def query(name: str, lang: str, **change: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("name", "field", "typed", "shown_id", "shown"),
     [
-        ("scaling", "efficiency", "85", "actual", "108,800 samples/s"),
-        ("scaling", "efficiency", "100", "actual", "128,000 samples/s"),
-        ("scaling", "efficiency", "0.85", "actual", "108,800 samples/s"),  # at most 1: a fraction, as said
-        ("plan", "efficiency", "85", "actual", "108,800 samples/s"),
+        ("scaling", "efficiency", "85", "actual_throughput", "108,800 samples/s"),
+        ("scaling", "efficiency", "100", "actual_throughput", "128,000 samples/s"),
+        ("scaling", "efficiency", "0.85", "actual_throughput", "108,800 samples/s"),  # at most 1: a fraction, as said
+        ("plan", "efficiency", "85", "actual_throughput", "108,800 samples/s"),
     ],
 )
 def test_a_bare_number_in_a_percent_field_is_in_percent(

@@ -31,9 +31,9 @@ def test_predict_chart_claims_no_measurement_and_names_its_unit() -> None:
 
 def test_a_partial_link_keeps_the_other_fields_as_shown() -> None:
     r = client.get("/", params={"lang": "en", "devices": "128"})
-    assert text_of(r.text, "actual") == "230,400 samples/s"  # 128 × 2,000 × 90 %
+    assert text_of(r.text, "actual_throughput") == "230,400 samples/s"  # 128 × 2,000 × 90 %
     switched = client.get("/", params={"lang": "fr", "from": "en", "devices": "128"})
-    assert text_of(switched.text, "actual") == "230\u202f400 échantillons/s"
+    assert text_of(switched.text, "actual_throughput") == "230\u202f400 échantillons/s"
 
 
 def test_skip_link_current_page_and_a_nav_that_keeps_each_link_whole() -> None:

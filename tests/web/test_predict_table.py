@@ -8,9 +8,9 @@ from html import unescape
 import pytest
 from fastapi.testclient import TestClient
 
+from dpscale.calculators.predict import present as present_prediction
 from dpscale.predict.definition import PREDICT
 from dpscale.predict.table import prediction_table
-from dpscale.report import prediction_grid
 from dpscale.web.app import create_app
 
 # A Llama-style 8B model on H100 nodes, in bf16, zero3, with tokens and MFU, and one size over memory.
@@ -65,7 +65,7 @@ def test_the_page_and_the_terminal_show_the_same_columns_and_rows(client: TestCl
     rows = [_cells(row, "td") for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
     p = PREDICT.build(LIBRARY).predict()
     shown = prediction_table(p, lang)  # type: ignore[arg-type]
-    grid = prediction_grid(p, lang)  # type: ignore[arg-type]
+    grid = present_prediction(p, lang).grids[0]  # type: ignore[arg-type]
     assert titles == [c.title for c in shown.columns]
     assert [h.split("\n")[-1] for h in grid.header] == [c.heading for c in shown.columns]  # the same columns
     assert len(titles) == len(grid.header) >= 13  # compute, speedup, bound by, tokens/s and MFU among them

@@ -6,40 +6,38 @@ from typing import Annotated, Any
 
 import typer
 
-from dpscale.batch import BATCH, BatchResult
+from dpscale.batch import BatchResult
+from dpscale.calculators import bubble, effective_batch, plan
+from dpscale.calculators.bubble import PIPELINE
+from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.plan import PLAN
 from dpscale.cli.definitions import OUTPUT, build, command, own
 from dpscale.cli.options import lang_of, respond
-from dpscale.pipeline import PIPELINE, Bubble
-from dpscale.plan import PLAN, PlanResult
+from dpscale.pipeline import Bubble
+from dpscale.plan import PlanResult
 
 __all__ = ["register"]
 
 
 def _batch(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
-    from dpscale.cli.render import print_batch
-
     language = lang_of(lang)
     result: BatchResult = build(BATCH, given, language)
-    respond(result, language, as_json=as_json, payload=BatchResult.to_dict, table=print_batch)
+    respond(result, language, as_json=as_json, payload=BatchResult.to_dict, present=effective_batch.present)
 
 
 def _bubble(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
     from dpscale.charts import schedule_chart
-    from dpscale.cli.render import print_bubble
 
     language = lang_of(lang)
     result: Bubble = build(PIPELINE, given, language)
-    respond(
-        result, language, as_json=as_json, payload=Bubble.to_dict, table=print_bubble, plot=plot, chart=schedule_chart
-    )
+    shown = bubble.present
+    respond(result, language, as_json=as_json, payload=Bubble.to_dict, present=shown, plot=plot, chart=schedule_chart)
 
 
 def _plan(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
-    from dpscale.cli.render import print_planned
-
     language = lang_of(lang)
     result: PlanResult = build(PLAN, given, language)
-    respond(result, language, as_json=as_json, payload=PlanResult.to_dict, table=print_planned)
+    respond(result, language, as_json=as_json, payload=PlanResult.to_dict, present=plan.present)
 
 
 def register(app: typer.Typer) -> None:

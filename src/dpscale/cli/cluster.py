@@ -56,8 +56,6 @@ def _measure(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dpscale.cli.render import print_measurements
-
     launcher = _measure_module()
     language = lang_of(lang)
     progress_console = Console(stderr=True)
@@ -86,16 +84,18 @@ def _measure(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
     if node_rank != 0:  # node 0 writes the records, and alone prints them: one document on stdout
         print(f"node {node_rank}: done; node 0 wrote the records{_and_prints(as_json)}", file=sys.stderr)
         return
-    records = [record.to_dict() for record in found]
     if as_json:
-        print("\n".join(json.dumps(record, ensure_ascii=False) for record in records))
+        print("\n".join(json.dumps(record.to_dict(), ensure_ascii=False) for record in found))
         return
-    print_measurements(records, str(plan.out), language)
+    from dpscale.calculators.measure import present_measurements
+    from dpscale.cli.render import print_shown
+
+    print_shown(present_measurements(found, str(plan.out), language), language)
 
 
 def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> None:
     """``probe --import``: nccl-tests' outputs read, fitted and written as a profile; no torch, no run."""
-    from dpscale.cli.render import print_import
+    from dpscale.calculators.measure import present_import
     from dpscale.errors import escaped
     from dpscale.i18n import translation
     from dpscale.nccltests import import_logs, read_logs
@@ -116,12 +116,12 @@ def _import_logs(paths: list[str], out: str, as_json: bool, language: Lang) -> N
         language,
         as_json=as_json,
         payload=lambda found: found.profile.to_dict(),
-        table=lambda found, lang: print_import(found, out, lang),
+        present=lambda found, lang: present_import(found, out, lang),
     )
 
 
 def _probe(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
-    from dpscale.cli.render import print_probe
+    from dpscale.calculators.measure import present_probe
 
     language = lang_of(lang)
     plan = build(PROBE, given, language, context=_environment())
@@ -145,7 +145,7 @@ def _probe(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
         language,
         as_json=as_json,
         payload=lambda probed: probed.to_dict(),
-        table=lambda probed, lang: print_probe(probed.to_dict(), out, lang),
+        present=lambda probed, lang: present_probe(probed, out, lang),
     )
 
 

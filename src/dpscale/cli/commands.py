@@ -1,9 +1,9 @@
 """The Typer application and its root options, built when the command line runs.
 
 Nothing is built at import: :func:`create_app` makes the app and asks each command module to
-``register`` its commands on it. scale.py and serve.py load alone, for a quick start;
-calculators.py (batch, bubble, plan), cluster.py (measure, probe), explain.py (explain) and
-models.py (predict, fit) load only when one of their commands may run.
+``register`` its commands on it. scale_command.py and serve.py load alone, for a quick start;
+calculators.py (batch, bubble, plan), cluster.py (measure, probe) and models.py (predict, fit,
+explain) load only when one of their commands may run.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["create_app"]
 
 def create_app(*, light: bool = False) -> typer.Typer:
     """The ``dpscale`` application with every command; with ``light``, only those that load alone (scale, serve)."""
-    from dpscale.cli import scale, serve
+    from dpscale.cli import scale_command, serve
 
     app = typer.Typer(
         name="dpscale",
@@ -29,12 +29,12 @@ def create_app(*, light: bool = False) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    scale.register(app)
+    scale_command.register(app)
     serve.register(app)
     if not light:
-        from dpscale.cli import calculators, cluster, explain, models
+        from dpscale.cli import calculators, cluster, models
 
-        for module in (calculators, cluster, explain, models):  # the order --help lists them in
+        for module in (calculators, cluster, models):  # the order --help lists them in
             module.register(app)
     return app
 

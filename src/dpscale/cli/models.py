@@ -1,8 +1,9 @@
-"""The models: ``dpscale predict`` (E(n) from the hardware, made from predict's definition) and ``fit``."""
+"""The models: ``dpscale predict`` (E(n) from the hardware), ``fit`` (E(n) from measurements) and ``explain``
+(where a run's step time goes, from its traces): each made from its calculator's definition."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,12 +11,15 @@ from dpscale.cli.definitions import OUTPUT, build, command, named_as_options, ow
 from dpscale.cli.options import lang_of, respond
 from dpscale.i18n import Lang
 
+if TYPE_CHECKING:
+    from dpscale.calculators.shown import Shown
+
 __all__ = ["register"]
 
 
 def _predict(given: dict[str, Any], *, show_levers: bool, plot: str | None, as_json: bool, lang: str | None) -> None:
+    from dpscale.calculators.predict import present
     from dpscale.charts import prediction_chart
-    from dpscale.cli.render import print_prediction
     from dpscale.predict.definition import PREDICT
     from dpscale.predict.prediction import Prediction
 
@@ -28,27 +32,42 @@ def _predict(given: dict[str, Any], *, show_levers: bool, plot: str | None, as_j
     def payload(p: Prediction) -> dict[str, Any]:
         return {**p.to_dict(), "levers": [lever.to_dict() for lever in found]}
 
-    def table(p: Prediction, shown_in: Lang) -> None:
-        print_prediction(p, found, shown_in)
+    def shown(p: Prediction, shown_in: Lang) -> Shown:
+        return present(p, shown_in, found)
 
-    respond(prediction, language, as_json=as_json, payload=payload, table=table, plot=plot, chart=prediction_chart)
+    respond(prediction, language, as_json=as_json, payload=payload, present=shown, plot=plot, chart=prediction_chart)
 
 
 def _fit(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
+    from dpscale.calculators.fit import FIT, present
     from dpscale.charts import fit_chart
-    from dpscale.cli.render import print_fit
     from dpscale.fit import Fit
-    from dpscale.fit.fitfields import FIT
 
     language = lang_of(lang)
     result: Fit = build(FIT, given, language)
-    respond(result, language, as_json=as_json, payload=Fit.to_dict, table=print_fit, plot=plot, chart=fit_chart)
+    respond(result, language, as_json=as_json, payload=Fit.to_dict, present=present, plot=plot, chart=fit_chart)
+
+
+def _explain(given: dict[str, Any], *, as_json: bool, lang: str | None) -> None:
+    from dpscale.calculators.explain import EXPLAIN, present
+    from dpscale.explain import Explanation
+
+    language = lang_of(lang)
+    found: Explanation = build(EXPLAIN, given, language)
+    respond(found, language, as_json=as_json, payload=Explanation.to_dict, present=present)
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``dpscale predict`` and ``fit`` to ``app``."""
-    from dpscale.fit.fitfields import FIT
+    """Add ``dpscale explain``, ``predict`` and ``fit`` to ``app``."""
+    from dpscale.calculators.explain import EXPLAIN
+    from dpscale.calculators.fit import FIT
     from dpscale.predict.definition import PREDICT
+
+    explain = """Split each rank's step time into compute, exposed communication and other, from torch.profiler traces.
+
+    dpscale explain traces/
+    """
+    app.command("explain")(command(EXPLAIN, _explain, OUTPUT, explain))
 
     levers = Annotated[bool, typer.Option("--levers/--no-levers", help="Rank the what-ifs at the largest count.")]
     plot = Annotated[

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from dpscale._validate import language as validate_lang
 from dpscale.errors import N_, InvalidInput
 from dpscale.i18n import Lang, language_from_env
+
+if TYPE_CHECKING:
+    from dpscale.calculators.shown import Shown
 
 __all__ = [
     "JsonOption",
@@ -59,21 +62,25 @@ def respond(
     *,
     as_json: bool,
     payload: Callable[[R], Mapping[str, Any]],
-    table: Callable[[R, Lang], None],
+    present: Callable[[R, Lang], Shown],
     plot: str | None = None,
     chart: Callable[[R, Lang], Any] | None = None,
 ) -> None:
-    """How a command ends: ``chart`` saved where ``--plot`` says, then ``payload`` as JSON, or ``table`` printed.
+    """How a command ends: ``chart`` saved where ``--plot`` says, then ``payload`` as JSON, or what the
+    calculator's ``present`` shows, printed.
 
-    ``table`` and ``chart`` import what they need themselves, so that ``--json`` loads neither Rich
-    nor Altair. An error raised on the way ends the command (exit 2, see :func:`dpscale.cli.main`).
+    ``chart`` imports what it needs itself, and the tables are printed by a module that loads Rich, so
+    that ``--json`` loads neither Rich nor Altair. An error raised on the way ends the command (exit 2,
+    see :func:`dpscale.cli.main`).
     """
     if plot is not None and chart is not None:
         _save_plot(plot, lambda: chart(result, lang), lang)
     if as_json:
         emit_json(payload(result))
         return
-    table(result, lang)
+    from dpscale.cli.render import print_shown
+
+    print_shown(present(result, lang), lang)
 
 
 def _save_plot(path: str, chart: Callable[[], Any], lang: Lang) -> None:

@@ -67,7 +67,7 @@ import numpy as np
 from dpscale import _validate
 from dpscale.collectives.innetwork import in_network_terms
 from dpscale.collectives.link import Link, shape
-from dpscale.collectives.names import ALGORITHMS, Algorithm, Collective
+from dpscale.collectives.names import ALGORITHMS, Algorithm, Collective, bus_factor
 from dpscale.errors import N_, InvalidInput
 
 __all__ = [
@@ -315,6 +315,4 @@ def algbw(size: Any, seconds: Any) -> Any:
 
 def busbw(size: Any, seconds: Any, ranks: Any, collective: Collective = "all_reduce") -> Any:
     """nccl-tests' bus bandwidth: algbw · 2(n−1)/n for an all-reduce, algbw · (n−1)/n for the other two."""
-    n = np.asarray(ranks, dtype=np.float64)
-    factor = 2 if collective == "all_reduce" else 1
-    return algbw(size, seconds) * factor * (n - 1) / n
+    return algbw(size, seconds) * bus_factor(np.asarray(ranks, dtype=np.float64), collective)

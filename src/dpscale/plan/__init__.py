@@ -2,7 +2,7 @@
 the fewest that hold the model.
 
 :mod:`~dpscale.plan.budget` holds the formulas (time, device-hours, cost, energy, the deadline's
-search); :mod:`~dpscale.plan.planfields` the planner's inputs, once, and the memory plan.
+search); :mod:`~dpscale.plan.planned` what the planner answers. Its inputs are :mod:`dpscale.calculators.plan`'s.
 """
 
 from dpscale.plan.budget import (
@@ -15,11 +15,10 @@ from dpscale.plan.budget import (
     plan,
     total_work,
 )
-from dpscale.plan.planfields import PLAN, MemoryPlan, PlanResult
+from dpscale.plan.planned import MemoryPlan, PlanResult
 
 __all__ = [
     "LARGEST_SEARCHED",
-    "PLAN",
     "DeadlinePlan",
     "EfficiencyCurve",
     "MemoryPlan",

@@ -81,7 +81,7 @@ def _tier(
     )
 
 
-# The memory inputs the planner shares (dpscale.plan.planfields): defined once, here.
+# The memory inputs the planner shares (dpscale.calculators.plan): defined once, here.
 PARAM_BYTES = Input(
     "param_bytes",
     "number",

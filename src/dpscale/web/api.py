@@ -13,7 +13,10 @@ from typing import Annotated, Any, Literal, get_args
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from dpscale import batch, pipeline, plan, scaling
+from dpscale.calculators.bubble import PIPELINE
+from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.plan import PLAN
+from dpscale.calculators.scale import SCALING
 from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import kind_of
@@ -212,10 +215,10 @@ def api_fit(request: Request, body: FitIn) -> Any:  # a fit of up to 10 000 poin
 
 # The calculators answered on the event loop (a few multiplications), each with its answer's shape.
 CHEAP: list[tuple[Definition, type[BaseModel] | Any, str]] = [
-    (batch.BATCH, BatchOut, "Effective batch size"),
-    (pipeline.PIPELINE, BubbleOut, "Pipeline bubble"),
+    (BATCH, BatchOut, "Effective batch size"),
+    (PIPELINE, BubbleOut, "Pipeline bubble"),
     (
-        plan.PLAN,
+        PLAN,
         PlanOut | DeadlineOut,
         "Time, cost and energy of a run; with a deadline, the fewest devices that meet it",
     ),
@@ -228,7 +231,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
     router = APIRouter() if router is None else router
     router.add_api_route(
         "/api/v1/scaling",
-        _endpoint(scaling.SCALING, lambda solution: solution.scaling.to_dict(), costly=False),
+        _endpoint(SCALING, lambda solution: solution.scaling.to_dict(), costly=False),
         methods=["GET"],
         response_model=ScalingOut,
         responses={**bad_input, **CSV_TOO},

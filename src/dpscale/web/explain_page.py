@@ -23,10 +23,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from dpscale._version import __version__
+from dpscale.calculators.explain import levers_grid, ranks_grid, summary_rows
 from dpscale.errors import InvalidInput
 from dpscale.i18n import Lang, translation
 from dpscale.predict.linked import traced_text
-from dpscale.report import explanation_grid, explanation_levers, explanation_rows
 from dpscale.web.drawing import timeline_figure
 from dpscale.web.explain_jobs import (
     EXPLAIN_JOBS,
@@ -136,9 +136,9 @@ def _words(lang: Lang) -> dict[str, str]:
 def _view(found: Any, lang: Lang) -> dict[str, Any]:
     """What the results show of ``found``, in ``lang``: the summary's rows, the ranks' and levers' tables, the notes."""
     return {
-        "rows": explanation_rows(found, lang),
-        "grid": explanation_grid(found, lang),
-        "levers": explanation_levers(found, lang) if found.levers else None,
+        "rows": summary_rows(found, lang),
+        "grid": ranks_grid(found, lang),
+        "levers": levers_grid(found, lang) if found.levers else None,
         "notes": [note.localized(lang) for note in found.notes],
     }
 

@@ -16,14 +16,17 @@ from typing import Any
 
 from dpscale import scaling
 from dpscale._french import respelled, thousands_reading
-from dpscale.batch import BATCH
+from dpscale.calculators import bubble, effective_batch, fit, plan, scale
+from dpscale.calculators.bubble import PIPELINE
+from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.fit import FIT
+from dpscale.calculators.plan import PLAN
+from dpscale.calculators.scale import SCALING
+from dpscale.calculators.shown import Shown
 from dpscale.errors import InvalidInput, MissingInput, show_value
-from dpscale.fit.fitfields import FIT
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import Kind, kind_of
-from dpscale.pipeline import PIPELINE
-from dpscale.plan import PLAN
 from dpscale.predict.definition import PREDICT
 from dpscale.reading import read_input
 from dpscale.web.security import MAX_SIZES
@@ -61,6 +64,7 @@ class Form:
     result: Any
     readings: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # 2,500: (2,5, 2 500)
     parsed: dict[str, Any] = dataclasses.field(default_factory=dict)  # each field's value, as read
+    shown: Shown | None = None  # what the result shows (its calculator's present), in the page's language
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class Calculator:
     posted: bool = False  # its form is posted: inputs too long for a link (measurements), not URL data
     costly: bool = True  # computes enough to be run off the event loop (False: a few multiplications)
     carries: Callable[[Any], dict[str, str]] | None = None  # fields a result fills in for its link (nccl_fit)
+    present: Callable[[Any, Lang], Shown] | None = None  # the calculator's rows, grids and notes of a result
 
     @functools.cached_property
     def groups(self) -> list[tuple[str, list[Input]]]:
@@ -181,11 +186,12 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
                 errors[next(iter(calc.fields))] = _said(exc, lang, named=True)
     if result is not None and calc.carries is not None:  # what the link carries in place of posted data
         values.update(calc.carries(result))
-    return Form(lang, values, errors, result, readings, parsed)
+    shown = None if result is None or calc.present is None else calc.present(result, lang)
+    return Form(lang, values, errors, result, readings, parsed, shown)
 
 
 def _scaling(v: dict[str, Any]) -> scaling.Scaling:
-    solution: scaling.Solution = scaling.SCALING.build(v)
+    solution: scaling.Solution = SCALING.build(v)
     return solution.scaling  # the page takes d, v and E: A is what it shows
 
 
@@ -213,10 +219,11 @@ CALCULATORS: dict[str, Calculator] = {
     "scaling": Calculator(
         "scaling",
         "/",
-        fields_of(scaling.SCALING),
+        fields_of(SCALING),
         _scaling,
-        definition=scaling.SCALING,
+        definition=SCALING,
         costly=False,
+        present=scale.present,
     ),
     "batch": Calculator(
         "batch",
@@ -225,6 +232,7 @@ CALCULATORS: dict[str, Calculator] = {
         BATCH.build,
         definition=BATCH,
         costly=False,
+        present=effective_batch.present,
     ),
     "pipeline": Calculator(
         "pipeline",
@@ -232,9 +240,16 @@ CALCULATORS: dict[str, Calculator] = {
         fields_of(PIPELINE),
         PIPELINE.build,
         definition=PIPELINE,
+        present=bubble.present,
     ),
     "plan": Calculator(
-        "plan", "/plan", fields_of(PLAN), PLAN.build, aliases={"deadline_seconds": "deadline"}, definition=PLAN
+        "plan",
+        "/plan",
+        fields_of(PLAN),
+        PLAN.build,
+        aliases={"deadline_seconds": "deadline"},
+        definition=PLAN,
+        present=plan.present,
     ),
     "predict": Calculator(
         "predict",
@@ -254,5 +269,6 @@ CALCULATORS: dict[str, Calculator] = {
         aliases={"points": "measurements", "file": "measurements"},
         definition=FIT,
         posted=True,
+        present=fit.present,
     ),
 }

@@ -21,10 +21,13 @@ from markupsafe import Markup, escape
 
 from dpscale import scaling
 from dpscale._version import __version__
+from dpscale.calculators.plan import memory_sentence
+from dpscale.collectives.names import bus_factor
 from dpscale.format import (
     format_duration,
     format_energy,
     format_estimate,
+    format_gigabytes_per_second,
     format_memory,
     format_milliseconds,
     format_money,
@@ -35,8 +38,8 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import LANGUAGES, Lang
-from dpscale.predict.wording import lever_text
-from dpscale.report import efficiency_with_interval, levers_title, memory_sentence, prediction_notes, prediction_table
+from dpscale.predict.table import efficiency_with_interval, levers_title, prediction_table
+from dpscale.predict.wording import lever_text, prediction_notes
 from dpscale.web import export
 from dpscale.web.chart_routes import PHONE_WIDTH, chart_uri
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
@@ -108,6 +111,8 @@ def _helpers(chosen: Lang) -> dict[str, Any]:
         "kwh": lambda x: format_energy(x, chosen),
         "ms": lambda x: format_milliseconds(x, chosen),
         "gib": lambda x: format_memory(x, chosen),
+        "gbps": lambda x: format_gigabytes_per_second(x, chosen, decimals=1),
+        "bus_factor": bus_factor,
         "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
         "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
         "prediction_notes": lambda p: prediction_notes(p, chosen),

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dpscale import _validate, scaling
-from dpscale.fit.fitfields import AT, MAX_POINTS, MAX_SIZES
+from dpscale.calculators.fit import AT, MAX_POINTS, MAX_SIZES
 from dpscale.fit.laws import MODELS
 
 __all__ = [

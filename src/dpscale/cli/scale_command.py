@@ -8,41 +8,29 @@ from typing import Annotated, Any
 
 import typer
 
-from dpscale import scaling
+from dpscale.calculators.scale import SCALING, present, warnings
 from dpscale.cli.definitions import OUTPUT, build, command, own
 from dpscale.cli.options import lang_of, respond
 from dpscale.i18n import Lang
+from dpscale.scaling import Solution
 
 __all__ = ["register"]
 
 
 def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
     language = lang_of(lang)
-    solution: scaling.Solution = build(scaling.SCALING, given, language)
-    if solution.scaling.superlinear:
-        from dpscale.format import format_percent
-        from dpscale.i18n import translation
-
-        _ = translation(language).gettext
-        warning = _(
-            "warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput"
-        )
-        print(warning % {"e": format_percent(solution.scaling.efficiency, language)}, file=sys.stderr)
-    respond(solution, language, as_json=as_json, payload=_payload, table=_table, plot=plot, chart=_chart)
+    solution: Solution = build(SCALING, given, language)
+    for warning in warnings(solution, language):
+        print(warning, file=sys.stderr)
+    respond(solution, language, as_json=as_json, payload=_payload, present=present, plot=plot, chart=_chart)
 
 
-def _payload(solution: scaling.Solution) -> Mapping[str, Any]:
+def _payload(solution: Solution) -> Mapping[str, Any]:
     return solution.scaling.to_dict() if solution.unknown == "actual_throughput" else solution.to_dict()
 
 
-# The table and the chart load Rich and the charts when they are wanted: `--json` needs neither.
-def _table(solution: scaling.Solution, lang: Lang) -> None:
-    from dpscale.cli.render import print_scaling
-
-    print_scaling(solution, lang)
-
-
-def _chart(solution: scaling.Solution, lang: Lang) -> Any:
+# The chart loads Altair when it is wanted: `--json` and the table need none.
+def _chart(solution: Solution, lang: Lang) -> Any:
     from dpscale.charts import scaling_chart
 
     return scaling_chart(solution.scaling, lang)
@@ -62,4 +50,4 @@ def register(app: typer.Typer) -> None:
         dpscale scale --devices 64 --per-device 2000 --actual 115200
     """
     options = [own("plot", plot, None), *OUTPUT]
-    app.command("scale")(command(scaling.SCALING, _scale, options, doc))
+    app.command("scale")(command(SCALING, _scale, options, doc))

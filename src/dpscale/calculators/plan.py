@@ -1,62 +1,24 @@
-"""The planner's inputs, once (see :mod:`dpscale.inputs`): the CLI's options, the page's fields and
-the API's parameters, and how their values become a plan, with every rule across them."""
+"""The planner: how long a run takes and what it costs (time, device-hours, money, energy), the fewest
+devices that meet a deadline, and whether the model fits in a device's memory.
+
+What it takes (:data:`PLAN`), computes (:mod:`dpscale.plan`) and shows (:func:`present`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dpscale import _validate
+from dpscale.calculators.shown import Grid, Note, Row, Rows, Shown
 from dpscale.errors import N_, InvalidInput, MissingInput
+from dpscale.format import format_duration, format_energy, format_memory, format_money, format_number, format_percent
+from dpscale.i18n import Lang, translation
 from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
 from dpscale.plan.budget import DeadlinePlan, EfficiencyCurve, Plan, devices_for_deadline, plan, total_work
+from dpscale.plan.planned import MemoryPlan, PlanResult
 from dpscale.predict.fields import DEVICE_MEMORY, OPTIMIZER, PARAM_BYTES, SHARDING
 
-__all__ = ["PLAN", "MemoryPlan", "PlanResult"]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPlan:
-    """Whether the model fits: the fewest devices whose memory holds it under ``sharding`` (None:
-    no count does), and what each device holds on the plan's devices."""
-
-    sharding: str
-    params: float
-    device_memory: float
-    fewest_devices: int | None
-    per_device: float  # bytes each device holds on the plan's devices
-
-    @property
-    def fits(self) -> bool:
-        return self.per_device <= self.device_memory
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sharding": self.sharding,
-            "params": self.params,
-            "device_memory": self.device_memory,
-            "fewest_devices": self.fewest_devices,
-            "per_device": self.per_device,
-            "fits": self.fits,
-        }
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """What the planner answers: the run on the devices given, the fewest that meet a deadline, and
-    (given the model's size and a device's memory) the fewest that hold the model."""
-
-    plan: Plan  # on the devices given, else on the fewest that meet the deadline
-    deadline: DeadlinePlan | None
-    devices_given: bool
-    memory: MemoryPlan | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        held = {} if self.memory is None else {"memory": self.memory.to_dict()}
-        if self.deadline is None:
-            return {**self.plan.to_dict(), **held}
-        requested = {"requested": self.plan.to_dict()} if self.devices_given else {}
-        return {**self.deadline.to_dict(), **requested, **held}
+__all__ = ["PLAN", "deadline_grid", "memory_sentence", "plan_rows", "present"]
 
 
 def _memory(v: Values, devices: int) -> MemoryPlan | None:
@@ -255,3 +217,107 @@ PLAN = Definition(
         ("money", N_("Price and power (optional)")),
     ),
 )
+
+
+def present(result: PlanResult, lang: Lang) -> Shown:
+    """The run on the devices given; the fewest that meet the deadline, with the sizes around it compared; and
+    whether the model fits: those asked for."""
+    parts: list[Rows | Grid | Note] = []
+    if result.devices_given:
+        parts.append(Rows(plan_rows(result.plan, lang)))
+    if result.deadline is not None:
+        parts.extend(_deadline(result.deadline, lang, "deadline-" if result.devices_given else ""))
+    if result.memory is not None:
+        parts.append(Note(memory_sentence(result.memory, result.plan.scaling.devices, lang), key="memory"))
+    return Shown(tuple(parts))
+
+
+def plan_rows(p: Plan, lang: Lang, prefix: str = "", *, found: bool = False) -> tuple[Row, ...]:
+    """The run's rows; the time to train is its main figure. ``found``: on the devices a deadline asked for, not
+    those given; ``prefix`` tells its rows apart on a page that shows both."""
+    _ = translation(lang).gettext
+    s = p.scaling
+    rows = [
+        Row(_("Work"), format_number(p.work, lang), prefix + "work", given=True),
+        Row(_("Devices (d)"), format_number(s.devices, lang), prefix + "devices", given=not found),
+        Row(_("Scaling efficiency (E)"), format_percent(s.efficiency, lang), prefix + "efficiency", given=not found),
+        Row(
+            _("Actual throughput (A)"),
+            f"{format_number(s.actual_throughput, lang)} {s.unit}",
+            prefix + "actual_throughput",
+        ),
+        Row(_("Time to train"), format_duration(p.seconds, lang), prefix + "seconds", main=True),
+        Row(_("Device-hours"), format_number(p.device_hours, lang, decimals=1), prefix + "device_hours"),
+    ]
+    if p.cost is not None:
+        rows.append(Row(_("Cost"), format_money(p.cost, p.currency, lang), prefix + "cost"))
+    if p.energy_kwh is not None:
+        rows.append(Row(_("Energy (devices only)"), format_energy(p.energy_kwh, lang), prefix + "energy_kwh"))
+    return tuple(rows)
+
+
+def _deadline(dp: DeadlinePlan, lang: Lang, prefix: str) -> list[Rows | Grid | Note]:
+    """The fewest devices that meet the deadline, their run, and the cluster sizes compared around them."""
+    _ = translation(lang).gettext
+    fewest = _("Fewest devices that finish within {deadline}: {devices}").format(
+        deadline=format_duration(dp.deadline_seconds, lang), devices=format_number(dp.plan.scaling.devices, lang)
+    )
+    parts: list[Rows | Grid | Note] = [
+        Note(fewest, key="deadline-title"),
+        Rows(plan_rows(dp.plan, lang, prefix, found=True)),
+    ]
+    parts.append(deadline_grid(dp, lang))
+    if len({option.scaling.efficiency for option in dp.options}) == 1:
+        same = _(
+            "At a constant efficiency every size uses the same device-hours (d × T stays W / (v × E)), so the same "
+            "cost: more devices only finish sooner. With an efficiency that falls as the cluster grows, as /predict "
+            "or /fit give, larger sizes cost more."
+        )
+        parts.append(Note(same, key="same-cost"))
+    return parts
+
+
+def deadline_grid(dp: DeadlinePlan, lang: Lang) -> Grid:
+    """The cluster sizes compared around the fewest devices that meet the deadline (emphasised)."""
+    _ = translation(lang).gettext
+    header = [_("Devices"), _("Efficiency"), _("Time to train"), _("Device-hours")]
+    if dp.plan.cost is not None:
+        header.append(_("Cost"))
+    rows = []
+    emphasis = None
+    for i, option in enumerate(dp.options):
+        cells = [
+            format_number(option.scaling.devices, lang),
+            format_percent(option.scaling.efficiency, lang),
+            format_duration(option.seconds, lang),
+            format_number(option.device_hours, lang, decimals=1),
+        ]
+        if option.cost is not None:
+            cells.append(format_money(option.cost, option.currency, lang))
+        if option.scaling.devices == dp.plan.scaling.devices:
+            emphasis = i
+        rows.append(tuple(cells))
+    return Grid(tuple(header), tuple(rows), _("Cluster sizes compared"), emphasis, key="options")
+
+
+def memory_sentence(m: MemoryPlan, devices: int, lang: Lang) -> str:
+    """Whether the model fits, in one sentence: what each device holds, and the fewest that hold it."""
+    _ = translation(lang).gettext
+    values = {
+        "strategy": m.sharding,
+        "n": format_number(devices, lang),
+        "held": format_memory(m.per_device, lang),
+        "memory": format_memory(m.device_memory, lang),
+    }
+    first = (
+        _("With %(strategy)s each of the %(n)s devices holds %(held)s of its %(memory)s.")
+        if m.fits
+        else _("With %(strategy)s each of the %(n)s devices would hold %(held)s: more than its %(memory)s.")
+    ) % values
+    if m.fewest_devices is None:
+        return first + " " + _("No number of devices holds the model this way: shard it further.")
+    return (
+        first
+        + " "
+        + _("The fewest devices that hold the model: %(fewest)s.") % {"fewest": format_number(m.fewest_devices, lang)}
+    )

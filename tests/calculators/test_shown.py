@@ -1,4 +1,4 @@
-"""Results as rows and grids: the same text in the terminal and, as HTML, in a notebook."""
+"""What a result shows (each calculator's present): the same text in the terminal, a notebook and the pages."""
 
 from __future__ import annotations
 
@@ -10,22 +10,26 @@ import pytest
 
 from dpscale import scale
 from dpscale.batch import effective_batch
+from dpscale.calculators import scale as scale_calculator
+from dpscale.calculators.predict import present as present_prediction
+from dpscale.calculators.shown import Grid, Row, Rows, Shown
 from dpscale.fit import fit
 from dpscale.i18n import Lang
-from dpscale.notebook import html_grid, html_rows
+from dpscale.notebook import html_shown
 from dpscale.pipeline import bubble
 from dpscale.plan import devices_for_deadline, plan
 from dpscale.predict import presets
 from dpscale.predict.definition import PREDICT
 from dpscale.predict.model import Cluster, Workload, predict
-from dpscale.report import (
-    Grid,
-    Row,
-    calibration_line,
-    prediction_grid,
-    prediction_notes,
-    scaling_rows,
-)
+from dpscale.predict.wording import calibration_line, prediction_notes
+
+
+def prediction_grid(p: object, lang: Lang) -> Grid:
+    return present_prediction(p, lang).grids[0]  # type: ignore[arg-type]
+
+
+def scaling_rows(s: object, lang: Lang) -> tuple[Row, ...]:
+    return scale_calculator.present(s, lang).rows  # type: ignore[arg-type]
 
 
 class _Cells(HTMLParser):
@@ -111,9 +115,8 @@ def test_notebook_grid_of_a_prediction_and_a_fit() -> None:
     found = fit([(1, 370), (2, 735), (4, 1460), (8, 2890), (16, 5700)])
     page = found._repr_html_()
     assert "<caption>Models fitted to 5 measurements</caption>" in page
-    chosen = next(r for r in cells(page).rows[1:] if r[0].endswith("←"))
-    assert chosen[0] == f"{found.chosen} ←"
-    assert f"<td><strong>{found.chosen} ←</strong></td>" in page
+    assert f'<p class="dpscale-fit-note">Chosen model: {found.chosen} (' in page
+    assert f"<td><strong>{found.chosen}</strong></td>" in page  # its row, emphasised
 
 
 def test_deadline_grid_emphasises_the_size_chosen() -> None:
@@ -122,15 +125,16 @@ def test_deadline_grid_emphasises_the_size_chosen() -> None:
     assert "<caption>Cluster sizes compared</caption>" in page
     d = found.plan.scaling.devices
     assert f"<td><strong>{d}</strong></td>" in page
-    assert page.count("<strong>") == 5  # the one row, all five columns
+    options = page[page.index("<caption>Cluster sizes compared</caption>") :]
+    assert options.count("<strong>") == 5  # the one row, all five columns
 
 
 def test_html_escapes_every_text() -> None:
-    rows = html_rows([Row("<b>label</b>", "1 & 2")], "x")
+    rows = html_shown(Shown((Rows((Row("<b>label</b>", "1 & 2"),)),)), "x")
     assert "<b>" not in rows
     assert "&lt;b&gt;label&lt;/b&gt;" in rows
     assert "1 &amp; 2" in rows
-    grid = html_grid(Grid(("<i>h</i>",), (("<script>",),), title="<t>", emphasis=0), "y")
+    grid = html_shown(Shown((Grid(("<i>h</i>",), (("<script>",),), title="<t>", emphasis=0),)), "y")
     assert not any(tag in grid for tag in ("<script>", "<i>", "<t>"))
     assert "<td><strong>&lt;script&gt;</strong></td>" in grid
     assert scale(64, 2000, 0.9, unit="<b>img/s</b>")._repr_html_().count("&lt;b&gt;img/s&lt;/b&gt;") == 4
@@ -147,7 +151,7 @@ def test_html_escapes_every_text() -> None:
 def test_an_interval_in_whole_percent_holds_its_estimate(
     e: float, low: float, high: float, lang: Lang, shown: str
 ) -> None:
-    from dpscale.report import efficiency_with_interval
+    from dpscale.predict.table import efficiency_with_interval
 
     assert efficiency_with_interval(e, low, high, lang) == shown
 

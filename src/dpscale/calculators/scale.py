@@ -1,0 +1,156 @@
+"""The seed's calculator: d devices at v each with efficiency E, or any three of d, v, E and A to find the fourth.
+
+What it takes (:data:`SCALING`), computes (:func:`dpscale.scaling.solve`) and shows (:func:`present`).
+"""
+
+from __future__ import annotations
+
+from dpscale import _validate
+from dpscale.calculators.shown import Note, Row, Rows, Shown
+from dpscale.errors import N_, InvalidInput
+from dpscale.format import format_number, format_percent, format_speedup
+from dpscale.i18n import Lang, translation
+from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.scaling import DEFAULT_UNIT, MAX_THROUGHPUT, MIN_POSITIVE, Scaling, Solution, Unknown, solve
+
+__all__ = ["SCALING", "present", "warnings"]
+
+
+# --solve's spellings: the quantity's name with a dash, its short form, or its name in the JSON.
+_SOLVED: dict[str, Unknown] = {
+    "devices": "devices",
+    "per-device": "per_device_throughput",
+    "per_device": "per_device_throughput",
+    "per_device_throughput": "per_device_throughput",
+    "efficiency": "efficiency",
+    "actual": "actual_throughput",
+    "actual_throughput": "actual_throughput",
+}
+
+
+def _build(values: Values) -> Solution:
+    v = SCALING.complete(values)
+    solution = solve(
+        devices=v["devices"],
+        per_device_throughput=v["per_device_throughput"],
+        efficiency=v["efficiency"],
+        actual_throughput=v["actual_throughput"],
+        unit=v["unit"],
+    )
+    if v["solve"] is not None and _SOLVED[v["solve"]] != solution.unknown:
+        raise InvalidInput(
+            "solve",
+            v["solve"],
+            N_("the one quantity not given (%(unknown)s)"),
+            params={"unknown": solution.unknown.replace("_", "-")},
+        )
+    return solution
+
+
+# The seed's calculator. The page and the API take d, v and E; the command line takes any three of
+# d, v, E and A and solves for the fourth.
+SCALING = Definition(
+    "scaling",
+    (
+        Input(
+            "devices",
+            "count",
+            "d, the number of devices (64).",
+            required=("page", "api"),
+            low=1,
+            high=_validate.MAX_DEVICES,
+            cli=Cli(positional=True, short="-d"),
+            page=Page(example=("64", "64")),
+        ),
+        Input(
+            "per_device_throughput",
+            "number",
+            "v, one device's throughput alone (2000, '2 000').",
+            required=("page", "api"),
+            low=MIN_POSITIVE,
+            high=MAX_THROUGHPUT,
+            cli=Cli(positional=True, option="--per-device", short="-v"),
+            page=Page(example=("2 000", "2,000")),
+        ),
+        Input(
+            "efficiency",
+            "fraction",
+            "E, the scaling efficiency: 90% or 0.9.",
+            required=("page", "api"),
+            low=MIN_POSITIVE,
+            high=1,
+            cli=Cli(positional=True, short="-e"),
+            page=Page(example=("90 %", "90%")),
+        ),
+        Input(
+            "actual_throughput",
+            "number",
+            "A, the cluster's actual (or target) throughput.",
+            low=MIN_POSITIVE,
+            high=MAX_THROUGHPUT * _validate.MAX_DEVICES,
+            edges=("cli",),
+            cli=Cli(option="--actual", short="-a"),
+        ),
+        Input(
+            "solve",
+            "choice",
+            "Which one to find: devices, per-device, efficiency or actual [default: the one not given].",
+            choices=tuple(_SOLVED),
+            edges=("cli",),
+        ),
+        Input(
+            "unit",
+            "text",
+            "Throughput unit, for display.",
+            default=DEFAULT_UNIT,
+            cli=Cli(short="-u"),
+            page=Page(example=("échantillons/s", "samples/s")),
+        ),
+    ),
+    _build,
+)
+
+
+def present(result: Solution | Scaling, lang: Lang) -> Shown:
+    """I, A, S and I − A with the inputs; the quantity solved for emphasised, and what a target leaves over."""
+    _ = translation(lang).gettext
+    solution = result if isinstance(result, Solution) else Solution("actual_throughput", result)
+    s = solution.scaling
+
+    def throughput(x: float) -> str:
+        return f"{format_number(x, lang)} {s.unit}"
+
+    solved = None if solution.unknown == "actual_throughput" else solution.unknown
+    main = solved or "actual_throughput"
+
+    def row(label: str, value: str, key: str, *, given: bool = False) -> Row:
+        mark = _("solved") if key == solved else None
+        return Row(label, value, key, given=given and key != solved, main=key == main, mark=mark)
+
+    rows = (
+        row(_("Devices (d)"), format_number(s.devices, lang), "devices", given=True),
+        row(_("Per-device throughput (v)"), throughput(s.per_device_throughput), "per_device_throughput", given=True),
+        row(_("Scaling efficiency (E)"), format_percent(s.efficiency, lang), "efficiency", given=True),
+        row(_("Ideal throughput (I = d·v)"), throughput(s.ideal_throughput), "ideal_throughput"),
+        row(_("Actual throughput (A = I·E)"), throughput(s.actual_throughput), "actual_throughput"),
+        row(_("Speedup (S = d·E)"), format_speedup(s.speedup, lang), "speedup"),
+        row(_("Lost throughput (I − A)"), throughput(s.lost_throughput), "lost_throughput"),
+    )
+    parts: list[Rows | Note] = [Rows(rows)]
+    if solution.target_throughput is not None and solution.surplus_throughput > 0:
+        said = _("Target {target}: {devices} devices give {surplus} more.").format(
+            target=throughput(solution.target_throughput),
+            devices=format_number(s.devices, lang),
+            surplus=throughput(solution.surplus_throughput),
+        )
+        parts.append(Note(said, key="surplus"))
+    return Shown(tuple(parts))
+
+
+def warnings(solution: Solution, lang: Lang) -> list[str]:
+    """What to check before trusting the result: an efficiency above 100 %."""
+    if not solution.scaling.superlinear:
+        return []
+    _ = translation(lang).gettext
+    warning = _("warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput")
+    return [warning % {"e": format_percent(solution.scaling.efficiency, lang)}]

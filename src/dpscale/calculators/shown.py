@@ -1,0 +1,117 @@
+"""What a result shows, whichever edge shows it: labelled rows, grids and notes.
+
+Each calculator's ``present(result, lang)`` (a module of :mod:`dpscale.calculators`) gives a
+:class:`Shown`, its parts in the order they are read. The terminal prints them with Rich
+(``cli/render.py``), a notebook as HTML tables (``dpscale.notebook``), and the pages' templates
+(``templates/_shown.html``) write the same rows, grids and notes; no edge writes a label or a value
+of its own. No Rich, no numpy and no I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Grid", "Note", "Part", "Row", "Rows", "Shown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of a two-column result.
+
+    ``key`` names the quantity as the JSON does (the page's element for it); ``given`` says the row
+    writes back an input, which a page shows in its fields rather than among the results; ``main``
+    marks the figure the result is about (emphasised); ``mark`` is said after the value ("← solved").
+    """
+
+    label: str
+    value: str
+    key: str | None = None
+    given: bool = False
+    main: bool = False
+    mark: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Rows shown together, as one two-column table."""
+
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A table with a header: rows of text, a title, the row to emphasise, each column's alignment.
+
+    ``key`` names it (the page's element); ``align`` is per column, the last one repeating; a header
+    written on two lines says a column's source above its heading.
+    """
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    title: str | None = None
+    emphasis: int | None = None
+    align: tuple[Literal["left", "right"], ...] = ("right",)
+    key: str | None = None
+    no_wrap: bool = False  # wide rows of figures, a cell each: cut rather than folded
+
+    def aligned(self, column: int) -> Literal["left", "right"]:
+        return self.align[min(column, len(self.align) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A sentence said with the result; ``warning`` for one that calls for a check."""
+
+    text: str
+    warning: bool = False
+    key: str | None = None
+    whole: bool = False  # a path in it: kept on one line, never folded
+    main: bool = False  # the sentence the result is about (what a page reads out when it changes)
+
+
+Part = Rows | Grid | Note
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A result's parts, in order."""
+
+    parts: tuple[Part, ...]
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        """Every row of every :class:`Rows` part, in order."""
+        return tuple(row for part in self.parts if isinstance(part, Rows) for row in part.rows)
+
+    @property
+    def results(self) -> tuple[Row, ...]:
+        """The rows that are not inputs written back: what a page lists as its results."""
+        return tuple(row for row in self.rows if not row.given)
+
+    @property
+    def grids(self) -> tuple[Grid, ...]:
+        return tuple(part for part in self.parts if isinstance(part, Grid))
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return tuple(part for part in self.parts if isinstance(part, Note))
+
+    @property
+    def blocks(self) -> tuple[Rows | Grid | tuple[Note, ...], ...]:
+        """The parts, with notes that follow one another under one key together (a page lists them as one)."""
+        out: list[Rows | Grid | tuple[Note, ...]] = []
+        for part in self.parts:
+            if isinstance(part, Note):
+                last = out[-1] if out else None
+                if isinstance(last, tuple) and last[0].key == part.key and part.key is not None:
+                    out[-1] = (*last, part)
+                    continue
+                out.append((part,))
+            else:
+                out.append(part)
+        return tuple(out)
+
+    def grid(self, key: str) -> Grid | None:
+        """The grid named ``key``, if the result has one."""
+        return next((g for g in self.grids if g.key == key), None)
