@@ -41,7 +41,9 @@ def shown_whole(call: Callable[[], Any]) -> None:
     for item in result if isinstance(result, list) else [result]:
         json.dumps(item.to_dict(), allow_nan=False)  # raises on NaN or infinity
         if hasattr(item, "_repr_html_"):
-            assert item._repr_html_().startswith(("<table", "<p"))  # its tables, or the sentence it is about first
+            assert item._repr_html_().startswith(
+                ("<table", "<p", "<h4")
+            )  # its tables, or the sentence it is about first
 
 
 EDGES = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

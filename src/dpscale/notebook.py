@@ -48,7 +48,8 @@ def _html_part(part: Rows | Grid | Note, css_class: str) -> str:
         )
         table_class = f"{css_class} {css_class}-{part.key}" if part.key else css_class
         return f'<table class="{table_class}">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    return f'<p class="{css_class}-note">{html.escape(part.text)}</p>'
+    tag = "h4" if part.heading else "p"
+    return f'<{tag} class="{css_class}-note">{html.escape(part.text)}</{tag}>'
 
 
 def _cell(text: str, strong: bool) -> str:

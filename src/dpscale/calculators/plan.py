@@ -263,7 +263,7 @@ def _deadline(dp: DeadlinePlan, lang: Lang, prefix: str) -> list[Rows | Grid | N
         deadline=format_duration(dp.deadline_seconds, lang), devices=format_number(dp.plan.scaling.devices, lang)
     )
     parts: list[Rows | Grid | Note] = [
-        Note(fewest, key="deadline-title"),
+        Note(fewest, key="deadline-title", heading=True),
         Rows(plan_rows(dp.plan, lang, prefix, found=True)),
     ]
     parts.append(deadline_grid(dp, lang))

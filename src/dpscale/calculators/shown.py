@@ -68,6 +68,7 @@ class Note:
     key: str | None = None
     whole: bool = False  # a path in it: kept on one line, never folded
     main: bool = False  # the sentence the result is about (what a page reads out when it changes)
+    heading: bool = False  # it heads the parts after it
 
 
 Part = Rows | Grid | Note

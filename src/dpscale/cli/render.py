@@ -91,4 +91,4 @@ def print_shown(shown: Shown, lang: Lang, console: Console | None = None) -> Non
             said = translation(lang).gettext("warning: %(text)s") % {"text": escaped(part.text)}
             out.print(Text(said, style="yellow"))
         else:
-            out.print(escaped(part.text), soft_wrap=part.whole)
+            out.print(Text(escaped(part.text), style="bold" if part.heading else ""), soft_wrap=part.whole)
