@@ -75,6 +75,9 @@ class Page(NamedTuple):
     group: str = ""  # where the page shows it: a fieldset's name
     choice_labels: tuple[str, ...] = ()  # how the page names each choice (catalog messages or product names)
     empty_label: str = ""  # the page's option for no choice, when the input may stay empty
+    # The input a value typed here stands in for, shown beside it (a link's preset menu beside its typed
+    # bandwidth): the page takes the one typed, where the command line, given both, refuses to guess.
+    replaces: str = ""
 
 
 class Api(NamedTuple):

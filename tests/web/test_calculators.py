@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from html import unescape
 
 import pytest
@@ -486,3 +487,21 @@ def test_the_switch_keeps_quantities_with_a_suffix_or_a_unit(client: TestClient)
     )
     assert 'value="80Gio"' in back.text
     assert 'value="1,5B"' in back.text
+
+
+def test_a_typed_bandwidth_stands_in_for_the_preset_beside_it(client: TestClient) -> None:
+    """The page shows a link's preset menu beside its bandwidth field (the input's ``Page.replaces``): the one
+    typed is the one meant, where the command line, given both, refuses (see tests/cli)."""
+    typed = {"intra_bandwidth": "100 GB/s", "inter_bandwidth": "25 GB/s"}
+    both = client.get("/predict", params={**PREDICT_QUERY, **typed})
+    alone = client.get("/predict", params={**PREDICT_QUERY, **typed, "intra": "", "inter": ""})
+    presets = client.get("/predict", params=PREDICT_QUERY)
+    table = re.compile(r'<table[^>]*id="predictions".*?</table>', flags=re.S)
+    assert table.search(both.text) is not None
+    assert table.search(both.text).group(0) == table.search(alone.text).group(0)  # type: ignore[union-attr]
+    assert table.search(both.text).group(0) != table.search(presets.text).group(0)  # type: ignore[union-attr]
+    from dpscale.calculators.predict import PREDICT
+
+    replaced = {item.page.replaces for item in PREDICT.inputs if item.page.replaces}
+    assert replaced == {"intra", "inter"}
+    assert replaced <= {item.name for item in PREDICT.inputs}

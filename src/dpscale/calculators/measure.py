@@ -1,9 +1,10 @@
 """Measure and probe: a synthetic job's throughput and efficiency at each size, and the all-reduce's
 times over message sizes with the α and β they imply (or those nccl-tests' outputs imply).
 
-What they take (:data:`dpscale.measure.clusterfields.MEASURE` and ``PROBE``, whose builds give the
-plans the launcher runs), compute (:mod:`dpscale.measure`, :mod:`dpscale.nccltests`) and show
-(:func:`present_measurements`, :func:`present_probe`, :func:`present_import`). No torch here.
+What they take (:data:`MEASURE` and :data:`PROBE`, defined beside the launcher in
+:mod:`dpscale.measure.clusterfields`, whose builds give the plans it runs), compute
+(:mod:`dpscale.measure`, :mod:`dpscale.nccltests`) and show (:func:`present_measurements`,
+:func:`present_probe`, :func:`present_import`). No torch here.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import TYPE_CHECKING
 from dpscale.calculators.shown import Grid, Note, Shown
 from dpscale.format import format_gigabytes_per_second, format_milliseconds, format_number, format_percent
 from dpscale.i18n import Lang, translation
+from dpscale.measure.clusterfields import MEASURE, PROBE
 
 if TYPE_CHECKING:
     from dpscale.nccltests import Imported
     from dpscale.records import Measurement, NetworkProfile
 
-__all__ = ["present_import", "present_measurements", "present_probe"]
+__all__ = ["MEASURE", "PROBE", "present_import", "present_measurements", "present_probe"]
 
 
 def present_measurements(found: Iterable[Measurement], out: str, lang: Lang) -> Shown:

@@ -1,9 +1,10 @@
 """Predict: the scaling efficiency E(n) from the interconnect, the gradients, the batch and what was
 measured (nccl-tests logs, traces, runs), each term saying where its figure came from.
 
-What it takes (:data:`dpscale.predict.definition.PREDICT`, its inputs in :mod:`dpscale.predict.fields`,
-:mod:`~dpscale.predict.tokenfields` and :mod:`~dpscale.predict.measuredfields`), computes
-(:mod:`dpscale.predict`) and shows (:func:`present`: :func:`dpscale.predict.table.prediction_table`'s
+What it takes (:data:`PREDICT`, the edges' one name for it: its inputs are defined in
+:mod:`dpscale.predict.fields`, :mod:`~dpscale.predict.tokenfields` and :mod:`~dpscale.predict.measuredfields`,
+its rules and ``build`` in :mod:`dpscale.predict.definition`, which their size keeps in the package),
+computes (:mod:`dpscale.predict`) and shows (:func:`present`: :func:`dpscale.predict.table.prediction_table`'s
 columns and rows, which the /predict page reads as well, its legend and notes, and the levers).
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from dpscale.calculators.shown import Grid, Note, Shown
 from dpscale.format import format_percent, format_points
 from dpscale.i18n import Lang, translation
+from dpscale.predict.definition import PREDICT
 from dpscale.predict.table import levers_title, prediction_legend, prediction_table
 from dpscale.predict.wording import lever_line, levers_note, prediction_notes, warning_lines
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from dpscale.predict.levers import Lever
     from dpscale.predict.prediction import Prediction
 
-__all__ = ["levers_grid", "present"]
+__all__ = ["PREDICT", "levers_grid", "present"]
 
 
 def present(p: Prediction, lang: Lang, levers: Sequence[Lever] = ()) -> Shown:

@@ -13,11 +13,12 @@ from typing import Any
 
 import typer
 
+from dpscale.calculators.measure import MEASURE, PROBE
 from dpscale.cli.definitions import OUTPUT, build, command, named_as_options
 from dpscale.cli.options import lang_of, respond
 from dpscale.errors import MissingExtra
 from dpscale.i18n import Lang
-from dpscale.measure.clusterfields import ENVIRONMENT, MEASURE, PROBE, ImportPlan
+from dpscale.measure.clusterfields import ENVIRONMENT, ImportPlan
 
 __all__ = ["register"]
 

@@ -18,9 +18,8 @@ __all__ = ["register"]
 
 
 def _predict(given: dict[str, Any], *, show_levers: bool, plot: str | None, as_json: bool, lang: str | None) -> None:
-    from dpscale.calculators.predict import present
+    from dpscale.calculators.predict import PREDICT, present
     from dpscale.charts import prediction_chart
-    from dpscale.predict.definition import PREDICT
     from dpscale.predict.prediction import Prediction
 
     language = lang_of(lang)
@@ -61,7 +60,7 @@ def register(app: typer.Typer) -> None:
     """Add ``dpscale explain``, ``predict`` and ``fit`` to ``app``."""
     from dpscale.calculators.explain import EXPLAIN
     from dpscale.calculators.fit import FIT
-    from dpscale.predict.definition import PREDICT
+    from dpscale.calculators.predict import PREDICT
 
     explain = """Split each rank's step time into compute, exposed communication and other, from torch.profiler traces.
 

@@ -59,7 +59,7 @@ def _tier(
             high=1e15,
             unit="bytes/s",
             cli=Cli(option=f"--{tier}-bw"),
-            page=Page(group="cluster", label=bandwidth_label, hint=bandwidth_hint),
+            page=Page(group="cluster", label=bandwidth_label, hint=bandwidth_hint, replaces=tier),
         ),
         Input(
             f"{tier}_latency",

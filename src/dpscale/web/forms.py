@@ -21,13 +21,13 @@ from dpscale.calculators.bubble import PIPELINE
 from dpscale.calculators.effective_batch import BATCH
 from dpscale.calculators.fit import FIT
 from dpscale.calculators.plan import PLAN
+from dpscale.calculators.predict import PREDICT
 from dpscale.calculators.scale import SCALING
 from dpscale.calculators.shown import Shown
 from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import Kind, kind_of
-from dpscale.predict.definition import PREDICT
 from dpscale.reading import read_input
 from dpscale.web.security import MAX_SIZES
 
@@ -172,6 +172,9 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         reading = thousands_reading(text, lang) if field.kind.numeric else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
             readings[name] = reading
+    for name, field in calc.fields.items():  # the value typed stands in for the one shown beside it
+        if field.spec.page.replaces and parsed.get(name) is not None:
+            parsed[field.spec.page.replaces] = None
     result = None
     if not errors:
         try:
@@ -202,9 +205,6 @@ class PredictResult:
 
 
 def _predict(v: dict[str, Any]) -> PredictResult:
-    # The page lists a preset and a custom bandwidth for each link; the one typed is the one meant
-    # (said beside the field), where the core, given both, refuses to guess.
-    v = {**v, **{tier: None for tier in ("intra", "inter") if v.get(f"{tier}_bandwidth") is not None}}
     request = PREDICT.build(v)
     return PredictResult(request.predict(), request.levers())
 
