@@ -27,10 +27,12 @@ __all__ = ["EXPLAIN", "alone_text", "exposed_text", "levers_grid", "present", "r
 
 
 def _explained(values: Values) -> Explanation:
-    """The explanation of the traces named: each file read and reduced in turn (errors name the trace)."""
-    from dpscale import explain as core
+    """The run the traces show: read by the input's kind where the command line names them (each file read and
+    reduced in turn, errors naming the trace), or a library caller's paths, read here by the same function."""
+    from dpscale.explain import Explanation, explain
 
-    return core.explain(EXPLAIN.complete(values)["trace"])
+    run = EXPLAIN.complete(values)["trace"]
+    return run if isinstance(run, Explanation) else explain(run)
 
 
 EXPLAIN = Definition(
@@ -38,7 +40,7 @@ EXPLAIN = Definition(
     (
         Input(
             "trace",
-            "path",
+            "traces",
             "Profiler traces (Chrome trace JSON, plain or .gz), one per rank, or folders of them.",
             required=True,
             edges=("cli",),

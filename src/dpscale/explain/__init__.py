@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from dpscale.errors import InvalidInput
 from dpscale.explain.breakdown import LEVERS, Calibration, Explanation, Lever, RankBreakdown, Spread, explain_timelines
 from dpscale.explain.rank_trace import RankTimeline, read_trace, trace_files
 
@@ -33,13 +34,17 @@ __all__ = [
 ]
 
 
-def explain(paths: Iterable[str | Path] | str | Path) -> Explanation:
+def explain(paths: Iterable[str | Path] | str | Path, *, field: str = "trace") -> Explanation:
     """Explain a run from its profiler traces: files (one per rank), or folders of them.
 
     Each file is read in turn and reduced to its timeline before the next, so memory holds one
-    file's events at most (a chunk of its text and its intervals), never the whole trace.
+    file's events at most (a chunk of its text and its intervals), never the whole trace. An error
+    about the traces names ``field``, the input that gave them (``trace``; predict's ``from_trace``).
 
     >>> explain(["rank0.json", "rank1.json"]).calibration.single_device_step  # doctest: +SKIP
     """
     given = [paths] if isinstance(paths, str | Path) else list(paths)
-    return explain_timelines([read_trace(path) for path in trace_files(given)])
+    try:
+        return explain_timelines([read_trace(path) for path in trace_files(given)])
+    except InvalidInput as exc:
+        raise exc.renamed(field) if exc.field == "trace" and field != "trace" else exc from None

@@ -186,9 +186,9 @@ class Traces(_ReadFromFile):
     name = "traces"
 
     def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
-        from dpscale.predict.traced import read_traces
+        from dpscale.explain import explain
 
-        return read_traces(text, field)
+        return explain(text, field=field)
 
 
 class NetworkProfile(_ReadFromFile):

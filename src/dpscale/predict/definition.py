@@ -157,9 +157,9 @@ def build(values: Values) -> Request:
     v = PREDICT.complete(values)
     run = None
     if v["from_trace"] is not None:  # a path read first: a trace that cannot be read is named before what it lacks
-        from dpscale.predict.traced import read_traces
+        from dpscale.explain import explain
 
-        run = _read(v["from_trace"], read_traces)
+        run = _read(v["from_trace"], lambda paths: explain(paths, field="from_trace"))
     carried = None
     if v["traced"] is not None:  # what a link from /explain carries of a run: read as --from-trace's traces
         from dpscale.predict.linked import read_traced

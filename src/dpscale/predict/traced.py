@@ -21,7 +21,7 @@ bandwidth) is said as a warning with the value used, never clipped silently.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -29,13 +29,11 @@ from dpscale.errors import N_, InvalidInput
 from dpscale.messages import Message
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from dpscale.explain import Calibration, Explanation
+    from dpscale.explain import Calibration
     from dpscale.explain.breakdown import RankBreakdown
     from dpscale.predict.job import Cluster, Workload
 
-__all__ = ["Traced", "calibrated", "read_traces", "split"]
+__all__ = ["Traced", "calibrated", "split"]
 
 MAX_JITTER = 0.5  # the bound predict's --jitter holds a variation to
 TAKEN_JITTER = MAX_JITTER * 0.999  # what a variation at or past it is taken as (the cluster wants it below 1)
@@ -75,21 +73,6 @@ class Traced:
         out: dict[str, object] = {name: getattr(self, name) for name in self.__slots__ if name != "warnings"}
         out["warnings"] = [str(warning) for warning in self.warnings]
         return out
-
-
-def read_traces(paths: str | Path | Iterable[str | Path], field: str = "from_trace") -> Explanation:
-    """The run the traces at ``paths`` show (files or folders, as :func:`dpscale.explain.explain` reads
-    them); its errors about the traces name ``field``, the input that gave them.
-
-    What ``dpscale.kinds.Traces`` reads ``--from-trace``'s text with, where the command line takes it,
-    so that :func:`dpscale.predict.definition.build` is given the run, not its files.
-    """
-    from dpscale.explain import explain
-
-    try:
-        return explain(paths)
-    except InvalidInput as exc:  # explain's "trace" is this input
-        raise exc.renamed(field) if exc.field == "trace" else exc from None
 
 
 def split(measured: Calibration, ranks: Sequence[RankBreakdown]) -> tuple[float, float | None, int | None]:
