@@ -22,6 +22,7 @@ from dpscale.inputs import Definition, Input
 from dpscale.kinds import kind_of
 from dpscale.predict import definition as predict_inputs
 from dpscale.reading import read_input
+from dpscale.scaling import scale
 from dpscale.web.schemas import (
     BatchOut,
     BubbleOut,
@@ -76,7 +77,11 @@ def _parameter(item: Input) -> inspect.Parameter:
 
 def _answered(request: Request, answer: dict[str, Any]) -> Any:
     """``answer`` as JSON; or its rows as CSV, same columns, for a client that asks for ``text/csv``."""
-    accepted = request.headers.get("accept", "")
+    accepted = ""  # the first Accept header, as request.headers.get("accept", "") reads it, without building them all
+    for name, value in request.scope["headers"]:
+        if name == b"accept":
+            accepted = value.decode("latin-1")
+            break
     if "text/csv" in accepted and "application/json" not in accepted.split("text/csv")[0]:  # asked first
         from fastapi.responses import Response
 
@@ -107,6 +112,16 @@ def _computed(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -
     return compute
 
 
+def _scaled(devices: int, per_device_throughput: float, efficiency: float, unit: str) -> dict[str, Any]:
+    """/api/v1/scaling's answer: :func:`~dpscale.scaling.scale` of the query's d, v and E.
+
+    What SCALING's build makes of the same values, and its ``solution.scaling``: the query requires
+    all three, so the build solves for A, by ``scale``; without the build's second look at values
+    FastAPI has just held to the same bounds (its ``complete``), nor its choice of the unknown.
+    """
+    return scale(devices, per_device_throughput, efficiency, unit=unit).to_dict()
+
+
 def _body(definition: Definition) -> type[BaseModel]:
     """The definition's inputs as a JSON body: the query's parameters, with the same types, bounds and defaults.
 
@@ -125,26 +140,28 @@ def _body(definition: Definition) -> type[BaseModel]:
 
 
 def _endpoint(
-    definition: Definition, answer: Callable[[Any], dict[str, Any]], *, costly: bool = True
+    definition: Definition, compute: Callable[..., dict[str, Any]], *, costly: bool = True
 ) -> Callable[..., Any]:
-    """A route function taking the definition's inputs as query parameters; ``answer`` gets what it builds.
+    """A route function taking the definition's inputs as query parameters, answering what ``compute`` makes of
+    them (:func:`_computed`: the definition's build).
 
     A costly one is a ``def``: it runs in the thread pool, so it holds up no other request; a cheap
     one (a few multiplications) answers on the event loop, without the thread hop.
     """
 
-    compute = _computed(definition, answer)
     known = frozenset(item.api.name or item.name for item in definition.on("api"))
 
     def checked(request: Request, values: dict[str, Any]) -> Any:
         # A parameter the endpoint does not take (deadline for deadline_seconds) is refused by name,
-        # not ignored: the answer would silently be to another question.
-        for name in request.query_params:
-            if name not in known:
+        # not ignored: the answer would silently be to another question. Named parameters alone
+        # (the usual case) are seen in one look; otherwise the first unknown one, in the query's order.
+        query = request.query_params
+        if not known.issuperset(query.keys()):
+            for name in query:
+                if name in known:
+                    continue
                 accepted = N_("a parameter of this endpoint: %(names)s")
-                raise InvalidInput(
-                    name, request.query_params[name], accepted, params={"names": ", ".join(sorted(known))}
-                )
+                raise InvalidInput(name, query[name], accepted, params={"names": ", ".join(sorted(known))})
         return _answered(request, compute(**values))
 
     def costly_route(request: Request, **values: Any) -> Any:
@@ -231,7 +248,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
     router = APIRouter() if router is None else router
     router.add_api_route(
         "/api/v1/scaling",
-        _endpoint(SCALING, lambda solution: solution.scaling.to_dict(), costly=False),
+        _endpoint(SCALING, _scaled, costly=False),
         methods=["GET"],
         response_model=ScalingOut,
         responses={**bad_input, **CSV_TOO},
@@ -240,7 +257,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
     for definition, shape, summary in CHEAP:  # answered as the core's result says itself
         router.add_api_route(
             f"/api/v1/{definition.name}",
-            _endpoint(definition, lambda result: result.to_dict(), costly=False),
+            _endpoint(definition, _computed(definition, lambda result: result.to_dict()), costly=False),
             methods=["GET"],
             response_model=shape,
             responses={**bad_input, **CSV_TOO},
@@ -248,7 +265,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
         )
     router.add_api_route(
         "/api/v1/predict",
-        _endpoint(predict_inputs.PREDICT, _prediction),
+        _endpoint(predict_inputs.PREDICT, _computed(predict_inputs.PREDICT, _prediction)),
         methods=["GET"],
         response_model=PredictOut,
         responses={**bad_input, **CSV_TOO},
