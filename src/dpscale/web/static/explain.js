@@ -48,6 +48,7 @@
     var decimals = value > 0 ? Math.max(0, 2 - Math.floor(Math.log10(value))) : 0;
     return format(decimal(seconds, 3), { style: "unit", unit: "millisecond", unitDisplay: "short", maximumFractionDigits: decimals });
   }
+  function gigabytes(bytesPerSecond) { return number(bytesPerSecond / 1e9, 3); }  // as format_gigabytes_per_second
   function times(x) { return number(x, 2) + (lang === "fr" ? "\u00a0×" : "×"); }
 
   function el(name, attributes, children) {
@@ -64,14 +65,14 @@
   }
 
   // Step = compute + exposed + other: a rank's wait is part of its exposed communication, said there
-  // (as dpscale.report.exposed_text); the step alone is compute + other, by rank (report.alone_text).
-  function exposed(seconds, wait) {
-    var waiting = Math.min(wait, seconds);
-    return waiting > 0 ? say(words.waiting, { exposed: ms(seconds), wait: ms(waiting) }) : ms(seconds);
+  // (as dpscale.calculators.explain.exposed_text); the step alone is a rank's work, compute + other
+  // (alone_text). The figures are trace_rules.js's, as the core's results hold them.
+  function exposed(r) {
+    var seconds = r.exposed_communication.mean;
+    return r.exposed_wait > 0 ? say(words.waiting, { exposed: ms(seconds), wait: ms(r.exposed_wait) }) : ms(seconds);
   }
   function alone(found) {
-    var works = found.ranks.map(function (r) { return r.compute.mean + r.other.mean; });
-    var low = ms(Math.min.apply(null, works)), high = ms(Math.max.apply(null, works)), mean = ms(found.calibration.single_device_step);
+    var low = ms(found.work_range[0]), high = ms(found.work_range[1]), mean = ms(found.calibration.single_device_step);
     return low === high ? mean : say(words.by_rank, { low: low, high: high, mean: mean });
   }
 
@@ -91,7 +92,7 @@
       [words.straggler, ms(c.straggler_wait), c.straggler_wait, "straggler_wait"],
       [words.cv, percent(c.step_time_cv), c.step_time_cv, "step_time_cv"]
     ];
-    if (c.bandwidth !== null) summary.push([words.bandwidth, number(c.bandwidth / 1e9, 3) + " GB/s", c.bandwidth, "bandwidth"]);
+    if (c.bandwidth !== null) summary.push([words.bandwidth, gigabytes(c.bandwidth) + " GB/s", c.bandwidth, "bandwidth"]);
     var dl = el("dl", { class: "results", id: "summary" }, summary.map(function (r) {
       return el("div", {}, [el("dt", {}, [r[0]]), el("dd", { "data-value": String(r[2]), "data-key": r[3] }, [r[1]])]);
     }));
@@ -100,8 +101,8 @@
         cell(number(r.rank, 0), r.rank), cell(number(r.steps, 0), r.steps),
         cell(ms(r.step_time.mean) + " ± " + ms(r.step_time.sd), r.step_time.mean),
         cell(ms(r.compute.mean), r.compute.mean),
-        cell(exposed(r.exposed_communication.mean, r.wait.mean), r.exposed_communication.mean),
-        cell(ms(r.other.mean), r.other.mean), cell(ms(r.compute.mean + r.other.mean), r.compute.mean + r.other.mean),
+        cell(exposed(r), r.exposed_communication.mean),
+        cell(ms(r.other.mean), r.other.mean), cell(ms(r.work), r.work),
         cell(r.overlap === null ? "—" : percent(r.overlap), r.overlap)
       ]);
       return tr;

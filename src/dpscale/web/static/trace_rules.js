@@ -320,7 +320,7 @@ window.dpscaleTraces = (function () {
     var rows = splits.map(function (s, i) {
       var communication = s.communication.reduce(function (a, b) { return a + b; }, 0);
       var hidden = communication - s.exposed.reduce(function (a, b) { return a + b; }, 0);
-      return {
+      var row = {
         rank: ranks[i], steps: s.step.length, step_time: spread(s.step), compute: spread(s.compute),
         exposed_communication: spread(s.exposed),
         other: spread(zip(s.work, s.compute, function (w, c) { return Math.max(0, w - c); })),
@@ -328,7 +328,11 @@ window.dpscaleTraces = (function () {
         wait: spread(zip(most, s.work, function (m, w) { return m - w; })),
         overlap: communication > 0 ? Math.min(1, Math.max(0, hidden / communication)) : null
       };
+      row.work = row.compute.mean + row.other.mean;  // RankBreakdown.work: the step alone on one device
+      row.exposed_wait = Math.min(row.wait.mean, row.exposed_communication.mean);  // RankBreakdown.exposed_wait
+      return row;
     });
+    var rankWorks = rows.map(function (r) { return r.work; });
     var total = splits.reduce(function (a, s) { return a + s.step.reduce(function (x, y) { return x + y; }, 0); }, 0);
     var worked = works.reduce(function (a, w) { return a + w.reduce(function (x, y) { return x + y; }, 0); }, 0);
     var pooled = [].concat.apply([], works);
@@ -355,6 +359,7 @@ window.dpscaleTraces = (function () {
     }).sort(function (a, b) { return b.saving - a.saving; });
     return {
       ranks: rows, timelines: timelines, slowest: slowest, slowest_rank: ranks[slowest], step_time: stepTime,
+      work_range: [Math.min.apply(null, rankWorks), Math.max.apply(null, rankWorks)],  // Explanation.work_range
       efficiency: total > 0 ? worked / total : 1, calibration: calibration, levers: levers, notes: notes
     };
   }
