@@ -189,3 +189,27 @@ def test_bandwidth_reads_in_gb_per_second_as_nccl_tests_prints_it() -> None:
     assert format_gigabytes_per_second(12.5e9, "en", decimals=1) == "12.5"
     assert format_gigabytes_per_second(123_456.789e9, "fr", decimals=3) == "123\u202f456,789"
     assert format_gigabytes_per_second(0.0123e9, "en", decimals=1) == "0.0123"  # below 1, significant digits kept
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_kept_number_is_written_as_its_own_value(lang: Lang) -> None:
+    # The texts kept per (value, language, decimals) never stand in for an equal value of another kind:
+    # 1 and 1.0, 0 and -0.0, True and 1 read as each would alone; NaN, never equal to itself, still reads.
+    for _ in range(2):  # the second time from what was kept
+        assert format_number(0.0, lang) == "0"
+        assert format_number(-0.0, lang) == "-0"
+        assert format_number(0, lang) == "0"
+        assert format_number(1.5, lang, decimals=0) == "2"
+        assert format_number(1.5, lang, decimals=1) == ("1,5" if lang == "fr" else "1.5")
+        assert format_number(float("nan"), lang) == "NaN"
+        assert format_percent(0.5, lang, decimals=0) == ("50\u00a0%" if lang == "fr" else "50%")
+        assert format_percent(0.505, lang, decimals=1) == ("50,5\u00a0%" if lang == "fr" else "50.5%")
+
+
+@given(st.floats(allow_nan=False), st.sampled_from(["fr", "en"]), st.integers(min_value=0, max_value=4))
+def test_a_kept_text_is_what_writing_gives(x: float, lang: Lang, decimals: int) -> None:
+    from dpscale.format import _format_number, _format_percent
+
+    for _ in range(2):
+        assert format_number(x, lang, decimals=decimals) == _format_number(x, lang, exact=False, decimals=decimals)
+        assert format_percent(x, lang, decimals=decimals) == _format_percent(x, lang, decimals)

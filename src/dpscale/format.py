@@ -78,9 +78,31 @@ def _pattern(x: float, decimals: int) -> NumberPattern:
     return _parsed(_pattern_text(x, decimals))
 
 
-@_any_magnitude
 def format_number(x: float, lang: Lang, *, exact: bool = False, decimals: int = _MAX_DECIMALS) -> str:
     """``x`` for display (at most ``decimals`` decimals) or, with ``exact``, every digit of its repr."""
+    if not exact and _keepable(x):
+        return _number_kept(x, lang, decimals)
+    return _format_number(x, lang, exact=exact, decimals=decimals)
+
+
+# A page writes the same few numbers several times (its results, their worked example, a chart's caption),
+# and every request the same defaults: a float's or an int's text is kept per (value, language, decimals).
+_KEPT = 4096
+
+
+def _keepable(x: object) -> bool:
+    """Whether ``x``'s text may be kept: a plain float or int, not 0 (``-0.0 == 0``, kept apart otherwise) or
+    NaN (never equal to itself, so never found again). A bool, a numpy scalar, a Decimal are written each time."""
+    return (type(x) is float or type(x) is int) and x != 0 and x == x
+
+
+@functools.lru_cache(maxsize=_KEPT, typed=True)
+def _number_kept(x: float, lang: Lang, decimals: int) -> str:
+    return _format_number(x, lang, exact=False, decimals=decimals)
+
+
+@_any_magnitude
+def _format_number(x: float, lang: Lang, *, exact: bool, decimals: int) -> str:
     if exact:
         if x and not (1e-6 <= abs(x) < 1e15):  # keep extreme magnitudes short: 1,5E-259
             return format_scientific(x, format="0.#################E0", locale=lang, decimal_quantization=False)
@@ -145,9 +167,20 @@ def format_r2(r2: float, lang: Lang) -> str:
     return format_number(math.floor(r2 * 10**decimals) / 10**decimals, lang, decimals=decimals)  # never up to 1
 
 
-@_any_magnitude
 def format_percent(fraction: float, lang: Lang, *, decimals: int = 1) -> str:
     """0.9 → ``90 %`` (fr) or ``90%`` (en); at most ``decimals`` decimals of a percent."""
+    if _keepable(fraction):
+        return _percent_kept(fraction, lang, decimals)
+    return _format_percent(fraction, lang, decimals)
+
+
+@functools.lru_cache(maxsize=_KEPT, typed=True)
+def _percent_kept(fraction: float, lang: Lang, decimals: int) -> str:
+    return _format_percent(fraction, lang, decimals)
+
+
+@_any_magnitude
+def _format_percent(fraction: float, lang: Lang, decimals: int) -> str:
     pattern = "#,##0." + "#" * decimals + "%" if decimals else "#,##0%"
     text = _babel_format_percent(fraction, format=_parsed(pattern), locale=babel_locale(lang))
     if lang == "fr":  # CLDR's French pattern puts a no-break space before the sign
