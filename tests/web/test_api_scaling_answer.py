@@ -1,11 +1,11 @@
 """/api/v1/scaling answers what the scaling calculator's build makes of the same values, though it calls
-``scale`` straight away; its unknown parameters and its Accept header are read as they always were."""
+``scale`` straight away, and in the very bytes FastAPI writes through the route's model, though it writes
+them itself; its unknown parameters and its Accept header are read as they always were."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from dpscale.calculators.scale import SCALING
 from dpscale.errors import InvalidInput
 from dpscale.web.app import create_app
+from dpscale.web.schemas import ScalingOut
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,27 @@ def _built(values: dict[str, object]) -> dict[str, object]:
     return dict(SCALING.build(values).scaling.to_dict())
 
 
+_SHOWN: list[dict[str, object]] = []
+_through_the_model = FastAPI()
+
+
+@_through_the_model.get("/", response_model=ScalingOut)
+async def _shown() -> dict[str, object]:
+    return _SHOWN[-1]
+
+
+@pytest.fixture(scope="module")
+def reference() -> TestClient:
+    """A route that answers a dict as FastAPI writes it through ScalingOut (what the API's route did)."""
+    return TestClient(_through_the_model)
+
+
+def _as_the_model_writes(reference: TestClient, answer: dict[str, object]) -> tuple[bytes, str]:
+    _SHOWN.append(answer)
+    r = reference.get("/")
+    return r.content, r.headers["content-type"]
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     devices=st.integers(1, 10**9),
@@ -32,7 +54,7 @@ def _built(values: dict[str, object]) -> dict[str, object]:
     unit=st.sampled_from([None, "samples/s", " tokens/s ", "images/s", "échantillons/s", "x" * 40]),
 )
 def test_the_answer_is_the_builds(
-    client: TestClient, devices: int, per_device: float, efficiency: float, unit: str | None
+    client: TestClient, reference: TestClient, devices: int, per_device: float, efficiency: float, unit: str | None
 ) -> None:
     params: dict[str, object] = {
         "devices": devices,
@@ -47,8 +69,8 @@ def test_the_answer_is_the_builds(
     if unit is not None:
         values["unit"] = unit
     assert r.json() == _built(values)
-    # the very bytes FastAPI writes from the model, floats as repr writes them
-    assert json.loads(r.content) == r.json()
+    assert (r.content, r.headers["content-type"]) == _as_the_model_writes(reference, _built(values))
+    assert r.headers["content-length"] == str(len(r.content))
 
 
 @pytest.mark.parametrize(
@@ -60,7 +82,7 @@ def test_the_answer_is_the_builds(
         "devices=3&per_device_throughput=0.1&efficiency=0.7",
     ],
 )
-def test_the_bounds_answer_as_the_build_does(client: TestClient, query: str) -> None:
+def test_the_bounds_answer_as_the_build_does(client: TestClient, reference: TestClient, query: str) -> None:
     r = client.get(f"/api/v1/scaling?{query}")
     assert r.status_code == 200
     pairs = dict(part.split("=") for part in query.split("&"))
@@ -72,6 +94,7 @@ def test_the_bounds_answer_as_the_build_does(client: TestClient, query: str) -> 
     if "unit" in pairs:
         values["unit"] = pairs["unit"].replace("%20", " ")
     assert r.json() == _built(values)
+    assert r.content == _as_the_model_writes(reference, _built(values))[0]
 
 
 def test_a_unit_the_core_refuses_is_refused_as_before(client: TestClient) -> None:

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic_core import to_json
 
 from dpscale.calculators.bubble import PIPELINE
 from dpscale.calculators.effective_batch import BATCH
@@ -75,20 +77,28 @@ def _parameter(item: Input) -> inspect.Parameter:
     return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
 
 
-def _answered(request: Request, answer: dict[str, Any]) -> Any:
-    """``answer`` as JSON; or its rows as CSV, same columns, for a client that asks for ``text/csv``."""
+def _answered(request: Request, answer: dict[str, Any], *, dumped: bool = False) -> Any:
+    """``answer`` as JSON; or its rows as CSV, same columns, for a client that asks for ``text/csv``.
+
+    ``dumped``: the JSON written here (:func:`_dumped`) rather than by FastAPI through the route's model.
+    """
     accepted = ""  # the first Accept header, as request.headers.get("accept", "") reads it, without building them all
     for name, value in request.scope["headers"]:
         if name == b"accept":
             accepted = value.decode("latin-1")
             break
     if "text/csv" in accepted and "application/json" not in accepted.split("text/csv")[0]:  # asked first
-        from fastapi.responses import Response
-
         from dpscale.web.export import csv_text
 
         return Response(csv_text(answer), media_type="text/csv; charset=utf-8")
-    return answer
+    return _dumped(answer) if dumped else answer
+
+
+def _dumped(answer: dict[str, Any]) -> Response:
+    """``answer`` as the bytes FastAPI writes for it through its model, where the answer's keys are the model's
+    fields in their order and its values already of their types (ints, finite floats, strings): pydantic's
+    JSON of the dict itself, without a model built from it, checked and dumped on each request."""
+    return Response(to_json(answer), media_type="application/json")
 
 
 CSV_TOO: dict[int | str, dict[str, Any]] = {
@@ -140,10 +150,10 @@ def _body(definition: Definition) -> type[BaseModel]:
 
 
 def _endpoint(
-    definition: Definition, compute: Callable[..., dict[str, Any]], *, costly: bool = True
+    definition: Definition, compute: Callable[..., dict[str, Any]], *, costly: bool = True, dumped: bool = False
 ) -> Callable[..., Any]:
     """A route function taking the definition's inputs as query parameters, answering what ``compute`` makes of
-    them (:func:`_computed`: the definition's build).
+    them (:func:`_computed`: the definition's build); its JSON written by :func:`_dumped` with ``dumped``.
 
     A costly one is a ``def``: it runs in the thread pool, so it holds up no other request; a cheap
     one (a few multiplications) answers on the event loop, without the thread hop.
@@ -162,7 +172,7 @@ def _endpoint(
                     continue
                 accepted = N_("a parameter of this endpoint: %(names)s")
                 raise InvalidInput(name, query[name], accepted, params={"names": ", ".join(sorted(known))})
-        return _answered(request, compute(**values))
+        return _answered(request, compute(**values), dumped=dumped)
 
     def costly_route(request: Request, **values: Any) -> Any:
         return checked(request, values)
@@ -248,7 +258,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
     router = APIRouter() if router is None else router
     router.add_api_route(
         "/api/v1/scaling",
-        _endpoint(SCALING, _scaled, costly=False),
+        _endpoint(SCALING, _scaled, costly=False, dumped=True),  # to_dict's keys: ScalingOut's fields
         methods=["GET"],
         response_model=ScalingOut,
         responses={**bad_input, **CSV_TOO},
