@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Grid", "Note", "Part", "Row", "Rows", "Shown"]
+__all__ = ["Block", "Grid", "Note", "Part", "Row", "Rows", "Shown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,7 @@ class Note:
 
 
 Part = Rows | Grid | Note
+Block = tuple[Literal["rows"], Rows] | tuple[Literal["grid"], Grid] | tuple[Literal["notes"], tuple[Note, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,18 +100,19 @@ class Shown:
         return tuple(part for part in self.parts if isinstance(part, Note))
 
     @property
-    def blocks(self) -> tuple[Rows | Grid | tuple[Note, ...], ...]:
-        """The parts, with notes that follow one another under one key together (a page lists them as one)."""
-        out: list[Rows | Grid | tuple[Note, ...]] = []
+    def blocks(self) -> tuple[Block, ...]:
+        """The parts, each with its kind (``rows``, ``grid``, ``notes``), with notes that follow one another under
+        one key together (a page lists them as one): a template tells them apart by their kind's name."""
+        out: list[Block] = []
         for part in self.parts:
             if isinstance(part, Note):
-                last = out[-1] if out else None
+                last = out[-1][1] if out else None
                 if isinstance(last, tuple) and last[0].key == part.key and part.key is not None:
-                    out[-1] = (*last, part)
+                    out[-1] = ("notes", (*last, part))
                     continue
-                out.append((part,))
+                out.append(("notes", (part,)))
             else:
-                out.append(part)
+                out.append(("rows", part) if isinstance(part, Rows) else ("grid", part))
         return tuple(out)
 
     def grid(self, key: str) -> Grid | None:
