@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from functools import singledispatch
 
-from dpscale.batch import Batch, BatchResult
+from dpscale.batch import Batch, BatchResult, growth
 from dpscale.calculators import bubble, effective_batch, explain, fit, plan, predict, scale
 from dpscale.calculators.shown import Grid, Note, Rows, Shown
 from dpscale.explain.breakdown import Explanation
@@ -75,7 +75,7 @@ def _solution(s: Solution) -> str:
 
 @show_html.register
 def _batch(b: Batch) -> str:
-    result = BatchResult(b, None, None, None, None, ())
+    result = BatchResult(b, None, None, None, None, growth(b))  # as the calculator's build gives it
     return html_shown(effective_batch.present(result, "en"), "dpscale-batch")
 
 

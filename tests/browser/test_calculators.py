@@ -62,7 +62,7 @@ def test_plan_works_with_javascript_off(browser: Any, server: str) -> None:
     page.fill("#devices", "128")
     page.press("#devices", "Enter")
     page.wait_for_url(re.compile(r"devices=128"))
-    assert page.locator("#seconds").inner_text() == "8 min 20 sec"
+    assert page.locator('[id="requested.seconds"]').inner_text() == "8 min 20 sec"
 
 
 @pytest.mark.parametrize("path", ["/batch", "/pipeline", "/plan", "/predict", "/fit"])

@@ -112,8 +112,8 @@ def test_pipeline_interleaved_needs_a_multiple(client: TestClient) -> None:
 
 def test_plan_results_and_deadline_table(client: TestClient) -> None:
     r = client.get("/plan", params={"lang": "fr"})  # the page's own example: ImageNet, 90 epochs
-    assert text_of(r.text, "seconds") == f"16{NBSP}min 41{NNBSP}s"
-    assert "€" in text_of(r.text, "cost")
+    assert text_of(r.text, "requested.seconds") == f"16{NBSP}min 41{NNBSP}s"  # the run asked for, beside the deadline's
+    assert "€" in text_of(r.text, "requested.cost")
     assert 'id="options"' in r.text
     assert "Le moins d'appareils qui terminent en 30\xa0min : 36" in html.unescape(r.text)
 
@@ -206,7 +206,7 @@ def test_language_switch_rewrites_numbers(client: TestClient) -> None:
     assert f'value="1{NNBSP}281{NNBSP}167"' in r.text
     assert 'value="2,5"' in r.text
     assert f'value="90{NBSP}%"' in r.text
-    assert text_of(r.text, "seconds") == f"16{NBSP}min 41{NNBSP}s"
+    assert text_of(r.text, "requested.seconds") == f"16{NBSP}min 41{NNBSP}s"
     unreadable = client.get("/plan", params={**query, "price_per_device_hour": "2.5.1"})
     assert 'value="2.5.1"' in unreadable.text  # left as typed, with its error
     assert unescape(text_of(unreadable.text, "price_per_device_hour-error")).startswith(

@@ -30,7 +30,7 @@ def query(name: str, lang: str, **change: str) -> dict[str, Any]:
         ("scaling", "efficiency", "85", "actual_throughput", "108,800 samples/s"),
         ("scaling", "efficiency", "100", "actual_throughput", "128,000 samples/s"),
         ("scaling", "efficiency", "0.85", "actual_throughput", "108,800 samples/s"),  # at most 1: a fraction, as said
-        ("plan", "efficiency", "85", "actual_throughput", "108,800 samples/s"),
+        ("plan", "efficiency", "85", "requested.actual_throughput", "108,800 samples/s"),
     ],
 )
 def test_a_bare_number_in_a_percent_field_is_in_percent(

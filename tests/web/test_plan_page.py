@@ -33,7 +33,7 @@ def test_a_dataset_size_takes_a_suffix_as_predict_does(client: TestClient, lang:
     typed = client.get("/plan", params=query("plan", lang, work=work))
     plain = client.get("/plan", params=query("plan", lang, work=same_as))
     assert text_of(typed.text, "work-error") == ""
-    assert text_of(typed.text, "seconds") == text_of(plain.text, "seconds")
+    assert text_of(typed.text, "requested.seconds") == text_of(plain.text, "requested.seconds")
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,8 @@ def _build(values: Values) -> Bubble:
     return bubble(p, m, schedule=kind, chunks=chunks, micro_batch_time=v["micro_batch_time"])
 
 
+_SCHEDULE_NAMES = ("1F1B", "GPipe", N_("Interleaved 1F1B"))  # each of SCHEDULES, as a reader calls it
+
 PIPELINE = Definition(
     "pipeline",
     (
@@ -62,7 +64,7 @@ PIPELINE = Definition(
             cli=Cli(short="-s"),
             page=Page(
                 label=N_("Schedule"),
-                choice_labels=("1F1B", "GPipe", N_("Interleaved 1F1B")),
+                choice_labels=_SCHEDULE_NAMES,
                 example=("1f1b", "1f1b"),
                 group="pipeline",
             ),
@@ -110,7 +112,8 @@ def present(b: Bubble, lang: Lang) -> Shown:
     """The schedule as given, the bubble as a share of the step and of useful time, the step's times when one
     micro-batch's is known, and the activations the first stage holds."""
     _ = translation(lang).gettext
-    schedule = b.schedule + (f" (v = {b.chunks})" if b.schedule == "interleaved" else "")
+    named = dict(zip(SCHEDULES, _SCHEDULE_NAMES, strict=True))[b.schedule]  # as the page's menu names it
+    schedule = _(named) + (f" (v = {b.chunks})" if b.schedule == "interleaved" else "")
     rows = [
         Row(_("Pipeline stages (p)"), format_number(b.stages, lang), "stages", given=True),
         Row(_("Micro-batches per step (m)"), format_number(b.micro_batches, lang), "micro_batches", given=True),

@@ -222,11 +222,12 @@ PLAN = Definition(
 def present(result: PlanResult, lang: Lang) -> Shown:
     """The run on the devices given; the fewest that meet the deadline, with the sizes around it compared; and
     whether the model fits: those asked for."""
+    # Each row is keyed by its place in the JSON: the run asked for is "requested" beside a deadline's.
     parts: list[Rows | Grid | Note] = []
     if result.devices_given:
-        parts.append(Rows(plan_rows(result.plan, lang)))
+        parts.append(Rows(plan_rows(result.plan, lang, "" if result.deadline is None else "requested.")))
     if result.deadline is not None:
-        parts.extend(_deadline(result.deadline, lang, "deadline-" if result.devices_given else ""))
+        parts.extend(_deadline(result.deadline, lang, "plan."))
     if result.memory is not None:
         parts.append(Note(memory_sentence(result.memory, result.plan.scaling.devices, lang), key="memory"))
     return Shown(tuple(parts))
@@ -234,7 +235,7 @@ def present(result: PlanResult, lang: Lang) -> Shown:
 
 def plan_rows(p: Plan, lang: Lang, prefix: str = "", *, found: bool = False) -> tuple[Row, ...]:
     """The run's rows; the time to train is its main figure. ``found``: on the devices a deadline asked for, not
-    those given; ``prefix`` tells its rows apart on a page that shows both."""
+    those given; ``prefix``: where the run stands in the JSON (``plan.``, ``requested.``), before each key."""
     _ = translation(lang).gettext
     s = p.scaling
     rows = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
@@ -18,11 +18,11 @@ from pydantic_core import to_json
 from dpscale.calculators.bubble import PIPELINE
 from dpscale.calculators.effective_batch import BATCH
 from dpscale.calculators.plan import PLAN
+from dpscale.calculators.predict import PREDICT
 from dpscale.calculators.scale import SCALING
 from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import kind_of
-from dpscale.predict import definition as predict_inputs
 from dpscale.reading import read_input
 from dpscale.scaling import scale
 from dpscale.web.schemas import (
@@ -36,6 +36,9 @@ from dpscale.web.schemas import (
     ScalingOut,
 )
 from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
+
+if TYPE_CHECKING:
+    from dpscale.predict.definition import Request as PredictRequest
 
 __all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_router"]
 
@@ -216,13 +219,13 @@ def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
     return refuse_unknown_keys
 
 
-def _prediction(request: predict_inputs.Request) -> dict[str, Any]:
+def _prediction(request: PredictRequest) -> dict[str, Any]:
     prediction, found = request.predict(), request.levers()
     return {**prediction.to_dict(), "levers": [lever.to_dict() for lever in found]}
 
 
-PredictIn = _body(predict_inputs.PREDICT)
-_predict_posted = _computed(predict_inputs.PREDICT, _prediction)
+PredictIn = _body(PREDICT)
+_predict_posted = _computed(PREDICT, _prediction)
 
 
 def api_predict_posted(request: Request, body: PredictIn) -> Any:  # type: ignore[valid-type]  # a model made from the definition
@@ -275,7 +278,7 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
         )
     router.add_api_route(
         "/api/v1/predict",
-        _endpoint(predict_inputs.PREDICT, _computed(predict_inputs.PREDICT, _prediction)),
+        _endpoint(PREDICT, _computed(PREDICT, _prediction)),
         methods=["GET"],
         response_model=PredictOut,
         responses={**bad_input, **CSV_TOO},
