@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 from dpscale.inputs import Input
 from dpscale.kinds import kind_of
@@ -39,6 +39,7 @@ __all__ = [
     "csv_text",
     "plans_of",
     "query_string",
+    "query_values",
     "rows_of",
 ]
 
@@ -71,6 +72,23 @@ def query_string(values: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
     """``urllib.parse.urlencode(values)`` of names and values that are text: the same string, written sooner."""
     pairs = values.items() if isinstance(values, Mapping) else values
     return "&".join(f"{_quoted(name)}={_quoted(value)}" for name, value in pairs)
+
+
+def query_values(raw: bytes) -> dict[str, str]:
+    """A request's query string read as Starlette reads it, ``dict(parse_qsl(raw.decode("latin-1"),
+    keep_blank_values=True))`` (the last of a repeated name): the same values, read sooner."""
+    values = {}
+    for pair in raw.decode("latin-1").split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            values[_unquoted(name)] = _unquoted(value)
+    return values
+
+
+def _unquoted(text: str) -> str:
+    if "+" in text:
+        text = text.replace("+", " ")
+    return unquote(text) if "%" in text else text
 
 
 def answer_of(result: Any) -> dict[str, Any]:

@@ -218,12 +218,13 @@ class _Asked(NamedTuple):
 
 
 def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None) -> _Asked:
-    given = dict(request.query_params)
+    given = export.query_values(request.scope["query_string"])
     asked_lang = given.get("lang")
     if posted:
         known = {*calc.fields, "lang", "from"}
         given.update((k, v) for k, v in posted.items() if k in known)
-    chosen = choose_lang(request, asked_lang or given.get("lang"))
+    asked_lang = asked_lang or given.get("lang")
+    chosen = asked_lang if asked_lang in LANGUAGES else choose_lang(request, asked_lang)
     form = read_form(calc, chosen, given)
     encoded = export.query_string(form.values)
     query = _with(form.values, encoded, {"lang": chosen})
