@@ -172,11 +172,23 @@ def frame(name: str, lang: Lang) -> tuple[str, ...]:
 _SLOT = re.compile(r"<!--dpscale:slot:(\w+)-->")
 
 
+class Frame(NamedTuple):
+    """A :func:`frame` as a page is sent: its own text in UTF-8, the parts (their names) between."""
+
+    texts: tuple[bytes, ...]
+    parts: tuple[str, ...]
+
+
+def _encoded(made: tuple[str, ...]) -> Frame:
+    return Frame(tuple(text.encode() for text in made[::2]), made[1::2])
+
+
 class Speech(NamedTuple):
     """What the pages of one language are rendered with, made once per application (:func:`speeches`): each
-    calculator's frame, the macros of its parts and of the take-away, and the live update's template."""
+    calculator's frame, encoded once (a request encodes only its parts), the macros of its parts and of the
+    take-away, and the live update's template."""
 
-    frames: dict[str, tuple[str, ...]]
+    frames: dict[str, Frame]
     parts: dict[str, Any]  # each calculator's _<name>_parts.html, as a module: its macros take the request's form
     takeaway: Any
     fragment: Template
@@ -188,7 +200,7 @@ def speeches() -> dict[Lang, Speech]:
     for lang in LANGUAGES:
         env = page_environment(lang)
         made[lang] = Speech(
-            {name: frame(name, lang) for name in CALCULATORS},
+            {name: _encoded(frame(name, lang)) for name in CALCULATORS},
             {name: env.get_template(f"_{name}_parts.html").module for name in CALCULATORS},
             env.get_template("_takeaway.html").module,
             env.get_template("fragment.html"),
@@ -233,7 +245,7 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
     return _Asked(chosen, form, encoded, query, linked, taken)
 
 
-def _html(page: str, chosen: Lang) -> HTMLResponse:
+def _html(page: str | bytes, chosen: Lang) -> HTMLResponse:
     return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
 
 
@@ -259,8 +271,11 @@ def render_page(
         "example": parts.example(form),
         "switch": str(escape(_switch(asked))),
     }
-    page = "".join(filled[text] if i % 2 else text for i, text in enumerate(speech.frames[calc.name]))
-    return _html(page, chosen)
+    texts, names = speech.frames[calc.name]
+    page = [texts[0]]
+    for name, text in zip(names, texts[1:], strict=True):
+        page += (filled[name].encode(), text)
+    return _html(b"".join(page), chosen)
 
 
 def render_fragment(
