@@ -104,6 +104,8 @@ def positive(field: str, value: Any) -> float:
 
 def fraction(field: str, value: Any) -> float:
     """A number in (0, 1]: an efficiency, a share of time."""
+    if type(value) is float and 0 < value <= 1:  # the usual case, before the abstract checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidInput(field, value, FRACTION)
     real = float(value)
@@ -125,13 +127,17 @@ def finite_result(field: str, value: Any, result: float) -> float:
 
 def label(field: str, value: Any) -> str:
     """A short one-line label (a unit, a name), spaces trimmed: see :data:`LABEL_PATTERN`."""
-    if (
-        not isinstance(value, str)
-        or len(value) > LABEL_LENGTH
-        or not _label().fullmatch(value)
-        or (not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value))
-    ):
+    trimmed = _fine_label(str(value)) if isinstance(value, str) and len(value) <= LABEL_LENGTH else None
+    if trimmed is None:
         raise InvalidInput(field, value, LABEL, params={"most": LABEL_LENGTH})
+    return trimmed
+
+
+@functools.lru_cache(maxsize=256)  # a few units and currencies come again and again (samples/s, EUR)
+def _fine_label(value: str) -> str | None:
+    """``value`` trimmed where it is a label, else None."""
+    if not _label().fullmatch(value) or (not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value)):
+        return None
     return value.strip()
 
 
