@@ -17,6 +17,14 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.visitor import NodeTransformer
 from markupsafe import Markup, escape
 
+try:
+    from markupsafe._speedups import _escape_inner  # what markupsafe.escape writes, as text
+except ImportError:  # pragma: no cover - markupsafe without its C speedups
+
+    def _escape_inner(s: str, /) -> str:
+        return str(escape(s))
+
+
 from dpscale._version import __version__
 from dpscale.format import format_number
 from dpscale.i18n import Lang, translation
@@ -97,6 +105,17 @@ class _Constants(NodeTransformer):
         return nodes.MarkSafe(nodes.Const(str(self.gettext(message.value, **variables))), lineno=node.lineno)
 
 
+def _escaped(value: Any) -> str:
+    """What ``{{ value }}`` writes where output is escaped: the text of ``markupsafe.escape(value)``, without the
+    Markup made of each value (a page writes dozens; the output is joined, and a macro's whole result is marked
+    safe as Jinja marks it)."""
+    if type(value) is str:
+        return _escape_inner(value)
+    if hasattr(value, "__html__"):
+        return str(value.__html__())
+    return _escape_inner(str(value))
+
+
 class _TranslatingGenerator(CodeGenerator):
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         # Unless the template gives either name a meaning of its own (a variable, a macro's parameter).
@@ -105,11 +124,21 @@ class _TranslatingGenerator(CodeGenerator):
             _Constants(gettext).visit(node)
         super().visit_Template(node, frame)
 
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: CodeGenerator._FinalizeInfo) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
+            super()._output_child_pre(node, frame, finalize)
+            return
+        self.write("environment.escaped(")  # escaped text, not a Markup: see _escaped
+        if finalize.src is not None:
+            self.write(finalize.src)
+
 
 class _Translating(Environment):
-    """An environment of one language, whose templates are compiled with its literal translations in them."""
+    """An environment of one language, whose templates are compiled with its literal translations in them, and
+    write their escaped output as text (:func:`_escaped`)."""
 
     code_generator_class = _TranslatingGenerator
+    escaped = staticmethod(_escaped)
 
 
 def refusal_page(
