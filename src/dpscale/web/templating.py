@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, nodes, select_autoescape
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.runtime import Context, Macro
 from jinja2.visitor import NodeTransformer
 from markupsafe import Markup, escape
 
@@ -72,7 +74,7 @@ def _gettext(lang: Lang) -> Callable[..., Markup]:
         if not variables:
             return constant(message)
         # As Markup(text) % variables gives it (the messages' fields are all %(name)s): each variable escaped.
-        return Markup(translated(message) % {name: escape(value) for name, value in variables.items()})  # noqa: S704
+        return Markup(translated(message) % {name: _escaped(value) for name, value in variables.items()})  # noqa: S704
 
     return gettext
 
@@ -116,6 +118,22 @@ def _escaped(value: Any) -> str:
     return _escape_inner(str(value))
 
 
+def _called(context: Context, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``context.call(f, *args, **kwargs)``: a template's call of a macro or a plain function (a page makes a dozen:
+    its parts, their messages, its translations), without Jinja's inspection of each for what it takes first."""
+    kind = type(f)
+    if kind is Macro or (kind is FunctionType and not hasattr(f, "jinja_pass_arg")):
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
+        try:
+            return f(context.eval_ctx, *args, **kwargs) if kind is Macro else f(*args, **kwargs)
+        except StopIteration:
+            return context.environment.undefined(
+                "value was undefined because a callable raised a StopIteration exception"
+            )
+    return context.call(f, *args, **kwargs)
+
+
 class _TranslatingGenerator(CodeGenerator):
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         # Unless the template gives either name a meaning of its own (a variable, a macro's parameter).
@@ -123,6 +141,10 @@ class _TranslatingGenerator(CodeGenerator):
             gettext: Callable[..., Markup] = self.environment.globals["_"]  # type: ignore[assignment]
             _Constants(gettext).visit(node)
         super().visit_Template(node, frame)
+
+    def write(self, x: str) -> None:
+        # Jinja writes every call in a template as ``context.call(f, ...)``: see _called.
+        super().write("environment.called(context, " if x == "context.call(" else x)
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: CodeGenerator._FinalizeInfo) -> None:
         if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
@@ -139,6 +161,7 @@ class _Translating(Environment):
 
     code_generator_class = _TranslatingGenerator
     escaped = staticmethod(_escaped)
+    called = staticmethod(_called)
 
 
 def refusal_page(

@@ -1,4 +1,5 @@
-"""The pages' templates write their escaped output as text rather than as a Markup per value: the same text."""
+"""The pages' templates write their escaped output as text rather than as a Markup per value, and call macros and
+plain functions without asking each what it takes: the same text as Jinja's own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from jinja2 import Environment, Undefined
+from jinja2 import Environment, Undefined, pass_context
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from dpscale.web.templating import _escaped, environment
@@ -42,3 +44,27 @@ def test_a_template_writes_what_jinja_writes(value: str) -> None:
     ours = environment("en").from_string(SOURCE).render(value=value)
     jinja = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(SOURCE).render(value=value)
     assert ours == jinja
+
+
+@pass_context
+def _named(context: Context, key: str) -> str:
+    return f"{key}={context.get(key)}"
+
+
+def _stops() -> str:
+    raise StopIteration
+
+
+CALLS = """{% macro m(x, y=2) %}[{{ x }}{{ y }}{{ caller(x) if caller }}]{% endmacro %}
+{{ m(1) }}{{ m(1, y='<') }}{% call(v) m(3) %}<{{ v }}>{% endcall %}
+{% for i in [1, 2] %}{{ m(i) }}{{ plain(i, k=loop.index) }}{{ named('value') }}{% endfor %}
+{{ named('value') }}{{ stops() is undefined }}{{ dict(a=1) | length }}{{ '%s' | format(value) }}{{ range(2) | list }}"""
+
+
+def test_a_template_calls_what_jinja_calls() -> None:
+    # Macros, plain functions, functions that take the context, builtins, in and out of loops: as Jinja calls them.
+    names = {"plain": lambda i, k: f"<{i}:{k}>", "named": _named, "stops": _stops, "value": "<v>"}
+    ours = environment("en").from_string(CALLS).render(**names)
+    jinja = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(CALLS).render(**names)
+    assert ours == jinja
+    assert "value=&lt;v&gt;" in ours
