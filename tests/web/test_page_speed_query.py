@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.datastructures import QueryParams
@@ -25,3 +28,31 @@ def test_a_query_of_separators_and_escapes_is_read_as_starlette_reads_it(pieces:
 @given(st.dictionaries(_TEXT, _TEXT, max_size=5))
 def test_a_written_query_reads_back(values: dict[str, str]) -> None:
     assert query_values(query_string(values).encode()) == values
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        {"scheme": "http", "server": ("127.0.0.1", 8000), "headers": [(b"host", b"127.0.0.1:8000")]},
+        {"scheme": "https", "server": ("10.0.0.1", 443), "headers": [(b"host", b"dpscale.example")]},
+        {"scheme": "http", "server": ("::1", 80), "headers": []},
+        {"scheme": "http", "server": ["127.0.0.1", 8080], "headers": [(b"accept", b"*/*")]},
+        {"scheme": "http", "server": None, "headers": []},
+        {"scheme": "http", "server": ("127.0.0.1", 80), "headers": [(b"host", b"bad host:x")], "root_path": "/app"},
+        {
+            "scheme": "https",
+            "server": ("h", 1),
+            "headers": [(b"host", b"h:1")],
+            "root_path": "/a/",
+            "app_root_path": "/b",
+        },
+    ],
+)
+def test_a_base_url_is_starlettes(scope: dict[str, Any]) -> None:
+    from starlette.requests import Request
+
+    from dpscale.web.pages import _base_url
+
+    request = Request({"type": "http", "path": "/x", "query_string": b"a=1", **scope})
+    assert _base_url(request) == str(Request(dict(request.scope)).base_url)
+    assert _base_url(request) == _base_url(request)  # and again, as kept

@@ -79,8 +79,24 @@ def _taken(calc: Calculator, form: Form, query: str, request: Request) -> export
     """What the page offers to take away, when it has a result."""
     if form.result is None or calc.definition is None:
         return None
-    base = str(request.base_url)
-    return export.takeaway(calc.name, calc.definition.inputs, form, query, base, posted=calc.posted)
+    return export.takeaway(calc.name, calc.definition.inputs, form, query, _base_url(request), posted=calc.posted)
+
+
+def _base_url(request: Request) -> str:
+    """``str(request.base_url)``, from what it is made of: the scheme, the Host header, the server's address and
+    the root path (a few per server, each written once)."""
+    scope = request.scope
+    host = next((value for key, value in scope["headers"] if key == b"host"), None)
+    server = scope.get("server")
+    root = scope.get("app_root_path", scope.get("root_path", ""))
+    return _base_of(scope.get("scheme", "http"), host, None if server is None else tuple(server), root)
+
+
+@functools.lru_cache(maxsize=64)
+def _base_of(scheme: str, host: bytes | None, server: tuple[str, int] | None, root: str) -> str:
+    headers = [] if host is None else [(b"host", host)]
+    made = {"type": "http", "scheme": scheme, "server": server, "root_path": root, "headers": headers}
+    return str(Request({**made, "path": "/", "query_string": b""}).base_url)
 
 
 async def _posted(request: Request) -> dict[str, str]:
