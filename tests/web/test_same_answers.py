@@ -90,7 +90,9 @@ def test_the_reader_reads_what_the_pages_write() -> None:
     assert _number("1.32 sec") == pytest.approx((1.32, 0.005))
 
 
-@pytest.mark.parametrize("saved", SAVED, ids=lambda s: f"{s['page']}?{'&'.join(f'{k}={v}' for k, v in s['values'].items())}")
+@pytest.mark.parametrize(
+    "saved", SAVED, ids=lambda s: f"{s['page']}?{'&'.join(f'{k}={v}' for k, v in s['values'].items())}"
+)
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_no_page_gives_two_elements_one_id(client: TestClient, saved: dict[str, Any], lang: str) -> None:
     """A result listed under its JSON key never takes the id of a field (``devices``, ``efficiency``)."""
