@@ -161,3 +161,16 @@ def test_json_lines_are_kept_as_typed_through_the_switch(client: TestClient) -> 
     r = client.post("/fit?lang=fr", data={"lang": "fr", "from": "en", "measurements": RECORDS, "at": "32"})
     assert text_of(r.text, "measurements-error") == ""
     assert unescape(r.text).count('"backend": "nccl"') == 4
+
+
+@pytest.mark.parametrize(("lang", "constant"), [("en", "constant efficiency"), ("fr", "efficacité constante")])
+def test_the_menu_of_models_is_the_catalogue(client: TestClient, lang: str, constant: str) -> None:
+    """Every law of dpscale.fit.laws, and all of them ranked, as the page's menu: a new law shows by itself."""
+    from dpscale.fit.laws import MODELS
+
+    page = client.get("/fit", params={"lang": lang}).text
+    menu = page.split('<select id="model"', 1)[1].split("</select>", 1)[0]
+    options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', menu)
+    assert [value for value, _ in options] == ["auto", *MODELS]
+    assert dict(options)["constant"] == constant
+    assert dict(options)["amdahl"] == "Amdahl"

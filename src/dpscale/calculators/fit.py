@@ -12,6 +12,7 @@ import math
 
 from dpscale import _validate
 from dpscale.calculators.shown import Grid, Note, Shown
+from dpscale.errors import N_
 from dpscale.fit.fitting import fit
 from dpscale.fit.laws import MODELS
 from dpscale.fit.results import Fit
@@ -19,7 +20,18 @@ from dpscale.format import format_estimate, format_number, format_percent, forma
 from dpscale.i18n import Lang, translation
 from dpscale.inputs import Cli, Definition, Input, Page, Values
 
-__all__ = ["AT", "AUTO", "FIT", "MAX_POINTS", "MAX_SIZES", "SYMBOLS", "models_grid", "models_named", "present"]
+__all__ = [
+    "AT",
+    "AUTO",
+    "FIT",
+    "MAX_POINTS",
+    "MAX_SIZES",
+    "MODEL_MENU",
+    "SYMBOLS",
+    "models_grid",
+    "models_named",
+    "present",
+]
 
 AUTO = "auto"  # every model, ranked by AICc
 MAX_POINTS = 10_000  # measurements one fit takes (a file's bound too: dpscale._files)
@@ -76,6 +88,11 @@ FIT = Definition(
 
 
 SYMBOLS = {"lambda": "λ", "sigma": "σ", "kappa": "κ"}  # the parameters by the symbols the formulas use
+# The page's menu of models: every one ranked by AICc, or one of the catalogue, as a reader calls it.
+MODEL_MENU: tuple[tuple[str, str], ...] = (
+    (AUTO, N_("all, ranked by AICc")),
+    *((law.name, law.title or law.name) for law in MODELS.values()),
+)
 
 
 def present(f: Fit, lang: Lang) -> Shown:

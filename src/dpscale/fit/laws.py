@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpscale.errors import MissingExtra
+from dpscale.errors import N_, MissingExtra
 
 __all__ = ["MODELS", "Law", "numerics"]
 
@@ -38,6 +38,7 @@ class Law:
     source: str
     fn: Callable[..., Any]
     bounds: tuple[tuple[float, ...], tuple[float, ...]]
+    title: str = ""  # how a reader calls it (a catalog message), where its name will not do
 
     def at(self, devices: Any, params: dict[str, float]) -> Any:
         """A(n) with the parameters named as in :attr:`params`."""
@@ -77,9 +78,26 @@ MODELS: dict[str, Law] = {
             "the seed's constant efficiency",
             _constant,
             ((0, 0), (_INF, 1.5)),
+            N_("constant efficiency"),
         ),
-        Law("amdahl", ("lambda", "sigma"), "A = λ·n / (1 + σ(n−1))", "Amdahl 1967", _amdahl, ((0, 0), (_INF, 1))),
-        Law("gustafson", ("lambda", "sigma"), "A = λ·(n − σ(n−1))", "Gustafson 1988", _gustafson, ((0, 0), (_INF, 1))),
+        Law(
+            "amdahl",
+            ("lambda", "sigma"),
+            "A = λ·n / (1 + σ(n−1))",
+            "Amdahl 1967",
+            _amdahl,
+            ((0, 0), (_INF, 1)),
+            "Amdahl",
+        ),
+        Law(
+            "gustafson",
+            ("lambda", "sigma"),
+            "A = λ·(n − σ(n−1))",
+            "Gustafson 1988",
+            _gustafson,
+            ((0, 0), (_INF, 1)),
+            "Gustafson",
+        ),
         Law(
             "usl",
             ("lambda", "sigma", "kappa"),
@@ -87,6 +105,7 @@ MODELS: dict[str, Law] = {
             "Gunther 1993, Universal Scalability Law",
             _usl,
             ((0, 0, 0), (_INF, 1, 1)),
+            N_("Universal Scalability Law"),
         ),
         Law(
             "comm",
@@ -95,6 +114,7 @@ MODELS: dict[str, Law] = {
             "dpscale.predict's ring all-reduce, no overlap",
             _comm,
             ((0, 0, 0), (_INF, _INF, _INF)),
+            N_("communication (ring all-reduce)"),
         ),
     )
 }

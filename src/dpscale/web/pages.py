@@ -21,12 +21,10 @@ from markupsafe import Markup, escape
 
 from dpscale import scaling
 from dpscale._version import __version__
-from dpscale.calculators.plan import memory_sentence
+from dpscale.calculators.fit import MODEL_MENU
 from dpscale.collectives.names import bus_factor
 from dpscale.format import (
     format_duration,
-    format_energy,
-    format_estimate,
     format_gigabytes_per_second,
     format_memory,
     format_milliseconds,
@@ -38,7 +36,7 @@ from dpscale.format import (
     format_speedup,
 )
 from dpscale.i18n import LANGUAGES, Lang
-from dpscale.predict.table import efficiency_with_interval, levers_title, prediction_table
+from dpscale.predict.table import levers_title, prediction_table
 from dpscale.predict.wording import lever_text, prediction_notes
 from dpscale.web import export
 from dpscale.web.chart_routes import PHONE_WIDTH, chart_uri
@@ -124,18 +122,15 @@ def _helpers(chosen: Lang) -> dict[str, Any]:
         "times": _kept(lambda x: format_speedup(x, chosen)),
         "dur": lambda x: format_duration(x, chosen),
         "money": lambda x, currency: format_money(x, currency, chosen),
-        "kwh": lambda x: format_energy(x, chosen),
         "ms": lambda x: format_milliseconds(x, chosen),
         "gib": lambda x: format_memory(x, chosen),
         "gbps": lambda x: format_gigabytes_per_second(x, chosen, decimals=1),
         "bus_factor": bus_factor,
-        "memory_sentence": lambda m, n: memory_sentence(m, n, chosen),
-        "e_range": lambda e, low, high: efficiency_with_interval(e, low, high, chosen),
+        "model_menu": MODEL_MENU,  # /fit's menu of models, from the catalogue
         "prediction_notes": lambda p: prediction_notes(p, chosen),
         "levers_title": lambda p: levers_title(p, chosen),
         "prediction_table": lambda p: prediction_table(p, chosen),  # the rows the terminal prints
         "points": lambda x: format_points(x, chosen),
-        "estimate": lambda x, err: format_estimate(x, err, chosen),
         "r2": lambda x: format_r2(x, chosen),
         "chart_top": _chart_top,
         "schedule_height": _schedule_height,
