@@ -45,7 +45,7 @@ from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
 from dpscale.web.templating import environment
 
-__all__ = ["Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
+__all__ = ["Frame", "Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
 
 
 def _chart_top(result: scaling.Scaling) -> int:
