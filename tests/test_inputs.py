@@ -9,13 +9,14 @@ the definition, not a list of its own).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from dpscale.calculators.bubble import PIPELINE
 from dpscale.calculators.effective_batch import BATCH
-from dpscale.calculators.fit import AT, FIT, MAX_SIZES
+from dpscale.calculators.fit import AT, FIT
 from dpscale.calculators.plan import PLAN
 from dpscale.calculators.scale import SCALING
 from dpscale.cli import main
@@ -25,6 +26,7 @@ from dpscale.i18n import Lang
 from dpscale.inputs import Api, Cli, Definition, Input, Page
 from dpscale.predict.definition import PREDICT
 from dpscale.web.app import create_app
+from dpscale.web.security import MAX_SIZES as REQUEST_SIZES
 
 REQUIRED = {"devices": [8, 64], "per_device_throughput": 938.0, "batch": 256.0, "params": 25.6e6}
 
@@ -35,14 +37,14 @@ def client() -> TestClient:
 
 
 # Every calculator's definition, with its command, its page and its API endpoint (the fit's takes
-# a JSON body: see test_the_fit_body_states_the_definitions_bounds).
+# a JSON body made from its definition, as predict's POST does).
 EDGES = [
     (SCALING, "scale", "/", "/api/v1/scaling"),
     (BATCH, "batch", "/batch", "/api/v1/batch"),
     (PIPELINE, "bubble", "/pipeline", "/api/v1/pipeline"),
     (PLAN, "plan", "/plan", "/api/v1/plan"),
     (PREDICT, "predict", "/predict", "/api/v1/predict"),
-    (FIT, "fit", "/fit", None),
+    (FIT, "fit", "/fit", "/api/v1/fit"),
 ]
 by_name = pytest.mark.parametrize(
     ("definition", "command", "page", "endpoint"), EDGES, ids=[definition.name for definition, *_ in EDGES]
@@ -103,16 +105,25 @@ def test_every_input_is_a_field_of_the_page(
             assert f'name="{item.name}"' not in text, item.name  # e.g. a file on the server: the CLI's alone
 
 
-@pytest.mark.parametrize(
-    ("definition", "endpoint"),
-    [(definition, endpoint) for definition, _, _, endpoint in EDGES if endpoint is not None],
-    ids=[definition.name for definition, *_, endpoint in EDGES if endpoint is not None],
-)
+def _api_parameters(openapi: dict[str, Any], endpoint: str) -> dict[str, dict[str, Any]]:
+    """What ``endpoint`` takes, each name with whether it is required and its schema: a GET's query parameters,
+    or the keys of a POST's JSON body where it has no GET (the fit)."""
+    operations = openapi["paths"][endpoint]
+    if "get" in operations:
+        return {p["name"]: {"required": p["required"], "schema": p["schema"]} for p in operations["get"]["parameters"]}
+    ref = operations["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = openapi["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    return {
+        name: {"required": name in body.get("required", ()), "schema": schema}
+        for name, schema in body["properties"].items()
+    }
+
+
+@by_name
 def test_every_input_is_an_api_parameter_with_its_bounds(
-    client: TestClient, definition: Definition, endpoint: str
+    client: TestClient, definition: Definition, command: str, page: str, endpoint: str
 ) -> None:
-    schema = client.get("/openapi.json").json()
-    parameters = {p["name"]: p for p in schema["paths"][endpoint]["get"]["parameters"]}
+    parameters = _api_parameters(client.get("/openapi.json").json(), endpoint)
     assert set(parameters) == {item.api.name or item.name for item in definition.on("api")}
     for item in definition.on("api"):
         parameter = parameters[item.api.name or item.name]
@@ -122,10 +133,6 @@ def test_every_input_is_an_api_parameter_with_its_bounds(
             assert _found(parameter["schema"], "minimum") == item.low, item.name
         if item.choices:
             assert parameter["schema"]["enum"] == list(item.accepted), item.name
-
-
-# The fit's API takes a JSON body, whose keys say what the inputs hold (points, models).
-FIT_BODY = {"measurements": "points", "model": "models", "at": "at"}
 
 
 def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(client: TestClient) -> None:
@@ -163,19 +170,19 @@ def test_every_calculator_is_walked_and_each_edge_takes_its_definitions_inputs(c
         assert options & names == {item.name for item in definition.on("cli")}, name
         assert pages[name].path == page
         assert set(pages[name].fields) == {item.name for item in definition.on("page")}, name
-        if endpoint is None:  # a JSON body
-            body = set(openapi["components"]["schemas"]["FitIn"]["properties"])
-            assert body == {FIT_BODY[item.name] for item in definition.on("api")}
-        else:
-            taken = {p["name"] for p in openapi["paths"][endpoint]["get"]["parameters"]}
-            assert taken == {item.api.name or item.name for item in definition.on("api")}, name
+        taken = set(_api_parameters(openapi, endpoint))
+        assert taken == {item.api.name or item.name for item in definition.on("api")}, name
 
 
 def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:
+    """The fit's JSON body is made from its definition: its keys are the inputs' API names (points, models),
+    each with the bounds its input and kind state, the sizes as many as any request may ask for."""
     schema = client.get("/openapi.json").json()["components"]["schemas"]["FitIn"]["properties"]
-    assert schema["at"]["maxItems"] == MAX_SIZES
-    assert _found(schema["at"]["items"], "maximum") == AT.high
-    assert _found(schema["at"]["items"], "minimum") == AT.low
+    assert set(schema) == {"points", "at", "models"}
+    assert _found(schema["at"], "maxItems") == REQUEST_SIZES
+    assert _found(schema["points"], "minItems") == 2
+    assert _found(schema["at"], "maximum") == AT.high
+    assert _found(schema["at"], "minimum") == AT.low
     assert _found(schema["models"], "enum") == list(MODELS)
     answer = client.post("/api/v1/fit", json={"points": [{"devices": 1, "throughput": 1.0}] * 2, "models": ["x"]})
     assert answer.status_code == 422

@@ -43,6 +43,7 @@ KindName = Literal[
     "bandwidth",
     "seconds",
     "device_list",
+    "model_names",
     "choice",
     "switch",
     "path",

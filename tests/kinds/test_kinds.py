@@ -48,6 +48,7 @@ TYPED: dict[str, tuple[str, str, Input]] = {
     "choice": ("FSDP", "ddp", Input("x", "choice", "", choices=("ddp", "fsdp"))),
     "switch": ("oui", "off", Input("x", "switch", "", page=Page(choice_labels=("on", "off")))),
     "text": ("échantillons/s", "samples/s", Input("x", "text", "")),
+    "model_names": ("amdahl, usl", "auto", Input("x", "model_names", "")),
     "path": ("mesures.csv", "runs.csv", Input("x", "path", "")),
     "reference": ("8:7 500 ; 64:52 000", "8:7,500; 64:52000", Input("x", "reference", "")),
     "measurements": (

@@ -12,13 +12,13 @@ import math
 
 from dpscale import _validate
 from dpscale.calculators.shown import Grid, Note, Shown
-from dpscale.errors import N_
 from dpscale.fit.fitting import fit
 from dpscale.fit.laws import MODELS
 from dpscale.fit.results import Fit
 from dpscale.format import format_estimate, format_number, format_percent, format_r2
 from dpscale.i18n import Lang, translation
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
+from dpscale.kinds.fitted import AUTO, ModelNames, models_named
 
 __all__ = [
     "AT",
@@ -33,16 +33,8 @@ __all__ = [
     "present",
 ]
 
-AUTO = "auto"  # every model, ranked by AICc
 MAX_POINTS = 10_000  # measurements one fit takes (a file's bound too: dpscale._files)
 MAX_SIZES = 256  # sizes one fit predicts at
-
-
-def models_named(text: str | None) -> list[str] | None:
-    """The models ``text`` names (``amdahl,usl``); None for all of them (``auto``, or nothing)."""
-    if text is None or text.strip().lower() in ("", AUTO):
-        return None
-    return [name.strip().lower() for name in text.split(",")]  # fit() says which name it does not know
 
 
 def _build(values: Values) -> Fit:
@@ -60,7 +52,7 @@ AT = Input(
     low=1,
     high=_validate.MAX_DEVICES,
     page=Page(example=("32; 64; 128", "32, 64, 128")),
-)  # the API's body states the same bounds
+)
 
 FIT = Definition(
     "fit",
@@ -72,15 +64,17 @@ FIT = Definition(
             required=True,
             cli=Cli(positional=True),
             page=Page(example=(EXAMPLE, EXAMPLE)),
+            api=Api(name="points"),
         ),
         AT,
         Input(
             "model",
-            "text",
+            "model_names",
             f"{AUTO} (all, ranked by AICc) or {', '.join(MODELS)}.",
             default=AUTO,
             cli=Cli(short="-m"),
             page=Page(example=(AUTO, AUTO)),
+            api=Api(name="models"),
         ),
     ),
     _build,
@@ -88,10 +82,9 @@ FIT = Definition(
 
 
 SYMBOLS = {"lambda": "λ", "sigma": "σ", "kappa": "κ"}  # the parameters by the symbols the formulas use
-# The page's menu of models: every one ranked by AICc, or one of the catalogue, as a reader calls it.
-MODEL_MENU: tuple[tuple[str, str], ...] = (
-    (AUTO, N_("all, ranked by AICc")),
-    *((law.name, law.title or law.name) for law in MODELS.values()),
+# The page's menu of models, as the input's kind offers them: every one ranked by AICc, or one of the catalogue.
+MODEL_MENU: tuple[tuple[str, str], ...] = tuple(
+    (value, label) for value, label, _ in ModelNames().options(FIT.inputs[-1])
 )
 
 

@@ -16,7 +16,8 @@ read and what its value is); :func:`kind_of` gives the object that says all the 
 - the command line: a flag or a text, and its metavar.
 
 A new kind is one class (in :mod:`~dpscale.kinds.quantities`, numbers; :mod:`~dpscale.kinds.texts`,
-words and lists; :mod:`~dpscale.kinds.runs`, what runs measured and the files that hold it), listed
+words and lists; :mod:`~dpscale.kinds.fitted`, a fit's models; :mod:`~dpscale.kinds.runs`, what runs
+measured and the files that hold it), listed
 in :data:`KINDS`, and its name in ``dpscale.inputs.KindName`` for the definitions to name it.
 ``dpscale.inputs`` does not import this package: kinds read with packages whose definitions
 ``inputs`` serves (a fit's measurements, an nccl-tests log, predict's traces, profile and records),
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dpscale.kinds.fitted import ModelNames
 from dpscale.kinds.kind import ApiParameter, Kind
 from dpscale.kinds.quantities import (
     Bandwidth,
@@ -73,6 +75,7 @@ __all__ = [
     # words and lists
     "Choice",
     "DeviceList",
+    "ModelNames",
     "Path",
     "Switch",
     "Text",
@@ -100,6 +103,7 @@ KINDS: tuple[Kind, ...] = (
     Choice(),
     Switch(),
     Text(),
+    ModelNames(),
     Path(),
     Reference(),
     Measurements(),

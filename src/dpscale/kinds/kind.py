@@ -20,6 +20,7 @@ class ApiParameter(NamedTuple):
     query: dict[str, Any]  # bounds, lengths, pattern, json_schema_extra
     each: dict[str, Any] | None = None  # a list's: its elements' bounds (None: not a list)
     said: str = ""  # what the parameter's description adds
+    described: str = ""  # its description in place of the input's help, where the API takes another shape than text
 
 
 class Kind:
@@ -89,6 +90,11 @@ class Kind:
         """``value`` as the API's JSON takes it."""
         return value
 
+    def from_api(self, item: Input, given: Any) -> Any:
+        """The value the API was given (a query's parameter, a JSON body's key), as the build takes it: a text
+        the API takes as typed (:attr:`api_text`) is read as the English page reads it."""
+        return self.read_input(item, given, "en") if self.api_text and given is not None else given
+
     def field_text(self, item: Input, value: Any, text: str) -> str:
         """What the page's field holds once ``value`` is read from ``text`` (a menu: the option it is)."""
         return text
@@ -126,7 +132,7 @@ _JSON_TYPE = {int: "integer", float: "number", str: "string", bool: "boolean", l
 
 
 def _schema(python: Any, query: dict[str, Any], lengths: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": _JSON_TYPE[python]}
+    out: dict[str, Any] = {"type": _JSON_TYPE.get(python, "object")}  # else a model: an object of its fields
     names = {"ge": "minimum", "le": "maximum", "min_length": "min" + lengths, "max_length": "max" + lengths}
     for key, value in query.items():
         if key == "json_schema_extra":

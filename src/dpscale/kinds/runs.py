@@ -4,6 +4,7 @@ read where their text is, so that a calculator's build is given what they hold, 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from dpscale.errors import N_, InvalidInput
@@ -103,6 +104,34 @@ class Measurements(Kind):
 
     def api_value(self, item: Input, value: Any) -> Any:
         return [{"devices": p.devices, "throughput": p.throughput} for p in value]
+
+    def api(self, item: Input, *, most: int) -> ApiParameter:
+        """A list of points in a JSON body (a query cannot carry them): at least two, as many as a file holds."""
+        from dpscale._files import MAX_ROWS
+
+        described = "The measured runs: a list of {devices, throughput} objects, cluster throughput at each size."
+        return ApiParameter(_point(), {"min_length": 2, "max_length": MAX_ROWS}, {}, described=described)
+
+    def from_api(self, item: Input, given: Any) -> Any:
+        return None if given is None else [(point["devices"], point["throughput"]) for point in given]
+
+
+@functools.cache
+def _point() -> type:
+    """A measured point as the API's JSON body holds it, each number within its bounds and of its JSON type: true
+    is not a device count, nor "8" a number (pydantic is imported when the API's shapes are made, not before)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from dpscale._validate import MAX_DEVICES
+    from dpscale.scaling import MAX_THROUGHPUT, MIN_POSITIVE
+
+    class PointIn(BaseModel):
+        model_config = ConfigDict(strict=True)
+
+        devices: int = Field(ge=1, le=MAX_DEVICES)
+        throughput: float = Field(ge=MIN_POSITIVE, le=MAX_THROUGHPUT * MAX_DEVICES)
+
+    return PointIn
 
 
 # A header as a French spreadsheet may name its columns, read as the file format's English names.

@@ -17,20 +17,19 @@ from pydantic_core import to_json
 
 from dpscale.calculators.bubble import PIPELINE
 from dpscale.calculators.effective_batch import BATCH
+from dpscale.calculators.fit import FIT
 from dpscale.calculators.plan import PLAN
 from dpscale.calculators.predict import PREDICT
 from dpscale.calculators.scale import SCALING
 from dpscale.errors import N_, InvalidInput
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import kind_of
-from dpscale.reading import read_input
 from dpscale.scaling import scale
 from dpscale.web.schemas import (
     BatchOut,
     BubbleOut,
     DeadlineOut,
     ErrorsOut,
-    FitIn,
     PlanOut,
     PredictOut,
     ScalingOut,
@@ -40,7 +39,7 @@ from dpscale.web.security import MAX_BODY, MAX_QUERY, MAX_SIZES
 if TYPE_CHECKING:
     from dpscale.predict.definition import Request as PredictRequest
 
-__all__ = ["PredictIn", "api_fit", "api_predict_posted", "api_router"]
+__all__ = ["FitIn", "PredictIn", "api_fit", "api_predict_posted", "api_router"]
 
 
 def _presets(tier: Literal["intra", "inter"]) -> dict[str, Any]:
@@ -64,20 +63,22 @@ big_body: dict[int | str, dict[str, Any]] = {
 
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
-    description = f"{item.help} ({item.unit})" if item.unit else item.help
-    if item.api.name is not None:
-        description = f"{description} (as {item.api.name})"
     shape = kind_of(item).api(item, most=MAX_SIZES)  # its type, bounds and what it adds to the description
+    description = shape.described or (f"{item.help} ({item.unit})" if item.unit else item.help)
+    if item.api.name is not None and not shape.described:
+        description = f"{description} (as {item.api.name})"
     base: Any = shape.python
     if shape.each is not None:  # a list: each element held to its bounds (a type made at run time)
         base = list[Annotated[base, Field(**shape.each)]]
     annotation: Any = Annotated[base, Query(description=description + shape.said, alias=item.api.name, **shape.query)]
     if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
-    if item.default is None:
+    # The default as the API writes it (a fit's "auto" models: no list, every model); left out, the build fills it.
+    default = None if item.default is None else kind_of(item).api_value(item, item.default)
+    if default is None:
         base, query = get_args(annotation)
         annotation = Annotated[base | None, query]
-    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=item.default)
+    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
 def _answered(request: Request, answer: dict[str, Any], *, dumped: bool = False) -> Any:
@@ -113,14 +114,19 @@ CSV_TOO: dict[int | str, dict[str, Any]] = {
 
 
 def _computed(definition: Definition, answer: Callable[[Any], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """What a route does with the definition's inputs, from a query or a body: read the texts, build, answer."""
-    readable = [item for item in definition.on("api") if kind_of(item).api_text]
+    """What a route does with the definition's inputs, from a query or a body: take each as its kind says (a text
+    read as the English page reads it, a fit's points), build, answer; an error names the input as the API does."""
+    taken = [(item, kind_of(item)) for item in definition.on("api")]
+    named = {item.name: item.api.name for item in definition.on("api") if item.api.name}
 
     def compute(**values: Any) -> dict[str, Any]:
-        for item in readable:  # a pair in one parameter, a log: read as the English page reads them
-            if values[item.name] is not None:
-                values[item.name] = read_input(item, values[item.name], "en")
-        return answer(definition.build(values))
+        try:
+            for item, kind in taken:
+                values[item.name] = kind.from_api(item, values[item.name])
+            built = definition.build(values)
+        except InvalidInput as exc:
+            raise exc.renamed(named[exc.field]) if exc.field in named else exc from None
+        return answer(built)
 
     return compute
 
@@ -148,7 +154,7 @@ def _body(definition: Definition) -> type[BaseModel]:
         extra = query.json_schema_extra
         field = Field(default, description=query.description, alias=query.alias, json_schema_extra=extra)
         fields[item.name] = (Annotated[(base, *query.metadata)] if query.metadata else base, field)
-    config = ConfigDict(extra="forbid", populate_by_name=True)
+    config = ConfigDict(extra="forbid", strict=True)  # JSON's types: true is not a count
     return create_model(f"{definition.name.capitalize()}In", __config__=config, **fields)
 
 
@@ -200,7 +206,7 @@ def _known_keys(model: type[BaseModel]) -> Callable[[Request], Any]:
     is bounded), with the keys the endpoint takes; before the model reads the body, so that a
     misspelt key is the one error, not one among the "missing" of the key it was meant to be.
     """
-    known = frozenset(key for name, field in model.model_fields.items() for key in (name, field.alias) if key)
+    known = frozenset(field.alias or name for name, field in model.model_fields.items())
 
     async def refuse_unknown_keys(request: Request) -> None:
         if not await request.body():
@@ -232,15 +238,12 @@ def api_predict_posted(request: Request, body: PredictIn) -> Any:  # type: ignor
     return _answered(request, _predict_posted(**body.model_dump()))  # type: ignore[attr-defined]
 
 
-def api_fit(request: Request, body: FitIn) -> Any:  # a fit of up to 10 000 points: off the event loop
-    from dpscale import fit as fitting
-    from dpscale.errors import InvalidInput
+FitIn = _body(FIT)
+_fitted = _computed(FIT, lambda result: result.to_dict())
 
-    try:
-        result = fitting.fit([(p.devices, p.throughput) for p in body.points], models=body.models, at=body.at)
-    except InvalidInput as exc:  # the core names one model; the body's key is the list's
-        raise exc.renamed("models") if exc.field == "model" else exc from None
-    return _answered(request, result.to_dict())
+
+def api_fit(request: Request, body: FitIn) -> Any:  # type: ignore[valid-type]  # a fit of up to 10 000 points: off the event loop
+    return _answered(request, _fitted(**body.model_dump()))  # type: ignore[attr-defined]
 
 
 # The calculators answered on the event loop (a few multiplications), each with its answer's shape.
@@ -299,5 +302,6 @@ def api_router(router: APIRouter | None = None) -> APIRouter:
         methods=["POST"],
         responses={**big_body, **CSV_TOO},
         summary="Scaling models fitted to measured (devices, throughput) points, with predictions",
+        dependencies=[Depends(_known_keys(FitIn))],
     )
     return router

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from dpscale import _validate, scaling
-from dpscale.calculators.fit import AT, MAX_POINTS, MAX_SIZES
-from dpscale.fit.laws import MODELS
 
 __all__ = [
     "MAX_DEVICES",
@@ -19,12 +17,10 @@ __all__ = [
     "DeadlineOut",
     "ErrorsOut",
     "FieldError",
-    "FitIn",
     "LeverOut",
     "MemoryPlanOut",
     "MemoryOut",
     "PlanOut",
-    "PointIn",
     "PredictOut",
     "PredictionRowOut",
     "ScalingOut",
@@ -171,23 +167,6 @@ class PredictOut(BaseModel):
     assumptions: dict[str, Any]
     warnings: list[str]  # measurements that contradict the rest, or a calibration at a prior's bound
     levers: list[LeverOut]
-
-
-class PointIn(BaseModel):
-    model_config = ConfigDict(strict=True)  # JSON true is not a device count, nor "8" a number
-
-    devices: int = Field(ge=1, le=MAX_DEVICES)
-    throughput: float = Field(ge=MIN_POSITIVE, le=MAX_THROUGHPUT * MAX_DEVICES)
-
-
-class FitIn(BaseModel):
-    """The body of a fit: the definition's inputs as JSON (the measurements as points, the models as a list)."""
-
-    model_config = ConfigDict(strict=True)
-
-    points: list[PointIn] = Field(min_length=2, max_length=MAX_POINTS)
-    models: list[Annotated[str, Field(json_schema_extra={"enum": list(MODELS)})]] | None = None
-    at: list[Annotated[int, Field(ge=AT.low, le=AT.high)]] = Field(default_factory=list, max_length=MAX_SIZES)
 
 
 class FieldError(BaseModel):

@@ -1,0 +1,50 @@
+"""The kind of a fit's choice of models: which scaling laws it tries."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dpscale.kinds.kind import ApiParameter, Kind
+
+if TYPE_CHECKING:
+    from dpscale.inputs import Input
+
+__all__ = ["AUTO", "ModelNames", "models_named"]
+
+AUTO = "auto"  # every model, ranked by AICc
+
+
+def models_named(text: str | None) -> list[str] | None:
+    """The models ``text`` names (``amdahl,usl``); None for all of them (``auto``, or nothing)."""
+    if text is None or text.strip().lower() in ("", AUTO):
+        return None
+    return [name.strip().lower() for name in text.split(",")]  # fit() says which name it does not know
+
+
+class ModelNames(Kind):
+    """``auto`` (every model, ranked by AICc) or the models' names (``amdahl,usl``) as text; a list of names in
+    the API, which leaves it out for every model."""
+
+    __slots__ = ()
+    name = "model_names"
+    element = "select"
+
+    def options(self, item: Input) -> list[tuple[str, str, bool]]:
+        """Every model ranked by AICc, or one of the catalogue, as a reader calls it (the page's menu)."""
+        from dpscale.errors import N_
+        from dpscale.fit.laws import MODELS
+
+        catalogue = [(law.name, law.title or law.name, bool(law.title)) for law in MODELS.values()]
+        return [(AUTO, N_("all, ranked by AICc"), True), *catalogue]
+
+    def api(self, item: Input, *, most: int) -> ApiParameter:
+        from dpscale.fit.laws import MODELS
+
+        described = "The models to fit, each ranked by AICc; left out, every one."
+        return ApiParameter(str, {"min_length": 1}, {"json_schema_extra": {"enum": list(MODELS)}}, described=described)
+
+    def api_value(self, item: Input, value: Any) -> Any:
+        return models_named(value)
+
+    def from_api(self, item: Input, given: Any) -> Any:
+        return None if given is None else ",".join(given)
