@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from dpscale import AmbiguousInput, InvalidInput
 from dpscale.format import format_number, format_percent
 from dpscale.i18n import Lang
-from dpscale.parse import parse_count, parse_device_list, parse_efficiency, parse_number
+from dpscale.parse import parse_count, parse_decimal, parse_device_list, parse_efficiency, parse_number
 
 NBSP, NNBSP = "\u00a0", "\u202f"
 
@@ -193,3 +193,24 @@ def test_a_quantity_is_respelled_for_the_other_language(typed: str, source: Lang
     from dpscale._french import respelled
 
     assert respelled(typed, source, target) == written
+
+
+def _read(text: str, lang: Lang) -> str:
+    """What parse_decimal makes of ``text``: the Decimal as it is written (its exponent too), or the error."""
+    try:
+        return repr(parse_decimal(text, lang, field="devices"))
+    except InvalidInput as exc:
+        return f"{type(exc).__name__} on {exc.field}"
+
+
+# parse_decimal reads plain ASCII digits (64, 2000) without its general path: the same Decimal, to its
+# exponent, as the general path reads them (reached here by the spaces around the text, stripped there).
+@given(st.text(alphabet="0123456789", min_size=1, max_size=101), st.sampled_from(["fr", "en"]))
+@example("0" * 100, "fr")
+@example("1" * 101, "en")
+@example("007", "fr")
+@example("٦٤", "fr")  # digits, not ASCII ones: the general path's, as before
+@example("６４", "en")
+@example("²", "fr")
+def test_plain_digits_read_as_the_general_path_reads_them(digits: str, lang: Lang) -> None:
+    assert _read(digits, lang) == _read(f" {digits}\u00a0", lang)

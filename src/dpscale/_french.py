@@ -53,7 +53,7 @@ def thousands_reading(text: str, lang: Lang) -> tuple[str, str] | None:
 
     The value is read as French writes it; the page shows both so that a thousandfold slip is seen.
     """
-    if lang != "fr" or not isinstance(text, str) or len(text) > 100:
+    if lang != "fr" or not isinstance(text, str) or len(text) > 100 or "," not in text:  # most texts: no comma
         return None
     found = _COMMA_THREE.search(text)
     if found is None or not found.group(1).strip("0"):  # 0,250: no one writes 250 that way

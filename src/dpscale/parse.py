@@ -64,14 +64,15 @@ def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     """Read ``text`` as a decimal number in ``lang``; InvalidInput naming ``field`` if it is not one."""
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a number as text")
+    if text.isascii() and text.isdigit() and len(text) <= 100:  # 64, 2000: what _plain_number reads, as it reads it
+        return Decimal(text)
     cleaned = text.strip()
-    locale = babel_locale(lang)
-    group = locale.number_symbols["latn"]["group"]
+    plain, group, point = _plain_number(lang)
     for space in _SPACES:
         cleaned = cleaned.replace(space, group)
-    plain, plain_group, point = _plain_number(lang)
     if len(cleaned) <= 100 and plain.match(cleaned):
-        return Decimal(cleaned.replace(plain_group, "").replace(point, "."))
+        return Decimal(cleaned.replace(group, "").replace(point, "."))
+    locale = babel_locale(lang)
     accepted = _a_number(lang)
     if not cleaned or len(cleaned) > 100:
         raise InvalidInput(field, text, accepted)
@@ -124,7 +125,7 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency", in_per
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a percentage or a fraction as text")
     stripped = text.strip()
-    percent_sign = babel_locale(lang).number_symbols["latn"]["percentSign"]
+    percent_sign = _percent_sign(lang)
     is_percent = stripped.endswith((percent_sign, "%"))
     body = stripped.rstrip(percent_sign + "%").strip() if is_percent else stripped
     number = parse_decimal(body, lang, field=field)
@@ -144,6 +145,11 @@ def parse_efficiency(text: str, lang: Lang, *, field: str = "efficiency", in_per
     if not (0 < fraction <= 1):
         raise InvalidInput(field, text, accepted)
     return float(fraction)
+
+
+@functools.cache
+def _percent_sign(lang: Lang) -> str:
+    return str(babel_locale(lang).number_symbols["latn"]["percentSign"])
 
 
 def _plain(number: Decimal) -> str:
@@ -372,7 +378,7 @@ def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent:
     if not (in_percent and isinstance(text, str)):
         return parse_efficiency(text, lang, field=field)
     stripped = text.strip()
-    percent_sign = babel_locale(lang).number_symbols["latn"]["percentSign"]
+    percent_sign = _percent_sign(lang)
     written = stripped if stripped.endswith(("%", percent_sign)) else stripped + "%"
     try:
         return parse_efficiency(written, lang, field=field)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote_plus, urlencode
 
 import pytest
 from hypothesis import given
@@ -28,6 +29,19 @@ def test_a_query_of_separators_and_escapes_is_read_as_starlette_reads_it(pieces:
 @given(st.dictionaries(_TEXT, _TEXT, max_size=5))
 def test_a_written_query_reads_back(values: dict[str, str]) -> None:
     assert query_values(query_string(values).encode()) == values
+
+
+@given(st.lists(st.tuples(_TEXT, _TEXT), max_size=5))
+def test_a_query_is_written_as_urlencode_writes_it(pairs: list[tuple[str, str]]) -> None:
+    assert query_string(pairs) == urlencode(pairs)
+    assert query_string(dict(pairs)) == urlencode(dict(pairs))
+
+
+@pytest.mark.parametrize(
+    "text", ["échantillons/s", "90\u00a0%", "90%", "2 000", "a+b&c=d", "~_.-", "", "\U0001f600", "\x00\x7f\xff"]
+)
+def test_a_value_is_quoted_as_quote_plus_quotes_it(text: str) -> None:
+    assert query_string({text: text}) == f"{quote_plus(text)}={quote_plus(text)}"
 
 
 @pytest.mark.parametrize(
