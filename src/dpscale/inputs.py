@@ -79,6 +79,9 @@ class Page(NamedTuple):
     # The input a value typed here stands in for, shown beside it (a link's preset menu beside its typed
     # bandwidth): the page takes the one typed, where the command line, given both, refuses to guess.
     replaces: str = ""
+    # The input whose field this one is drawn beside, on its line (a throughput's unit): its label a small one
+    # between the two fields, its messages under the line, after the other's.
+    beside: str = ""
 
 
 class Api(NamedTuple):

@@ -60,7 +60,7 @@ SCALING = Definition(
             low=1,
             high=_validate.MAX_DEVICES,
             cli=Cli(positional=True, short="-d"),
-            page=Page(example=("64", "64")),
+            page=Page(label=N_("Devices"), example=("64", "64"), group="cluster"),
         ),
         Input(
             "per_device_throughput",
@@ -70,7 +70,7 @@ SCALING = Definition(
             low=MIN_POSITIVE,
             high=MAX_THROUGHPUT,
             cli=Cli(positional=True, option="--per-device", short="-v"),
-            page=Page(example=("2 000", "2,000")),
+            page=Page(label=N_("Throughput per device"), example=("2 000", "2,000"), group="cluster"),
         ),
         Input(
             "efficiency",
@@ -80,7 +80,7 @@ SCALING = Definition(
             low=MIN_POSITIVE,
             high=1,
             cli=Cli(positional=True, short="-e"),
-            page=Page(example=("90 %", "90%")),
+            page=Page(label=N_("Scaling efficiency"), example=("90 %", "90%"), group="cluster"),  # its kind: in %
         ),
         Input(
             "actual_throughput",
@@ -104,10 +104,16 @@ SCALING = Definition(
             "Throughput unit, for display.",
             default=DEFAULT_UNIT,
             cli=Cli(short="-u"),
-            page=Page(example=("échantillons/s", "samples/s")),
+            page=Page(
+                label=N_("unit"),
+                example=("échantillons/s", "samples/s"),
+                group="cluster",
+                beside="per_device_throughput",
+            ),
         ),
     ),
     _build,
+    groups=(("cluster", N_("Compute cluster")),),
 )
 
 
