@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from dpscale import _validate
 from dpscale._display import ShowsAsTable
@@ -279,12 +279,15 @@ def solve(
             hint=N_("%(count)s not given: %(names)s"),
             params={"count": len(missing), "names": ", ".join(missing)},
         )
-    # Exactly one is None here; cast() only tells the type checker so.
-    d, v, e, a = (cast(float, given[name]) for name in given)
-    if missing == ["devices"]:
+    # Exactly one is None here; the annotation only tells the type checker so (cast() would be a call each).
+    d: Any = devices
+    v: Any = per_device_throughput
+    e: Any = efficiency
+    a: Any = actual_throughput
+    if d is None:
         return devices_for(a, v, e, unit=unit)
-    if missing == ["per_device_throughput"]:
-        return per_device_for(cast(int, d), e, a, unit=unit)
-    if missing == ["efficiency"]:
-        return efficiency_from(cast(int, d), v, a, unit=unit)
-    return Solution("actual_throughput", scale(cast(int, d), v, e, unit=unit))
+    if v is None:
+        return per_device_for(d, e, a, unit=unit)
+    if e is None:
+        return efficiency_from(d, v, a, unit=unit)
+    return Solution("actual_throughput", scale(d, v, e, unit=unit))

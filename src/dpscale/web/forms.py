@@ -28,7 +28,6 @@ from dpscale.errors import InvalidInput, MissingInput, show_value
 from dpscale.i18n import LANGUAGES, Lang
 from dpscale.inputs import Definition, Input
 from dpscale.kinds import Kind, kind_of
-from dpscale.reading import read_input
 from dpscale.web.security import MAX_SIZES
 
 __all__ = ["CALCULATORS", "Calculator", "Field", "Form", "PredictResult", "fields_of", "read_form", "translate_values"]
@@ -51,7 +50,8 @@ class Field:
     def read(self, text: str, lang: Lang) -> Any:
         """The value in ``text``, typed in ``lang`` where the page shows its unit (%), no more device
         counts than one request may cost; a measurement table as pasted, never a path on the server."""
-        return read_input(self.spec, text, lang, in_percent=True, most=MAX_SIZES)
+        # read_input's own call (kind_of(spec).read_input), on the kind this field was made with.
+        return self.kind.read_input(self.spec, text, lang, in_percent=True, most=MAX_SIZES)
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,12 @@ class Calculator:
         for item in self.definition.on("page") if self.definition else ():
             out.setdefault(item.page.group, []).append(item)
         return list(out.items())
+
+    @functools.cached_property
+    def replacing(self) -> tuple[tuple[str, str], ...]:
+        """(field, the core's input its value stands in for): a typed bandwidth for its preset's (found once)."""
+        fields = self.fields.items()
+        return tuple((name, field.spec.page.replaces) for name, field in fields if field.spec.page.replaces)
 
 
 def fields_of(definition: Definition) -> dict[str, Field]:
@@ -172,9 +178,9 @@ def read_form(calc: Calculator, lang: Lang, query: dict[str, str]) -> Form:
         reading = thousands_reading(text, lang) if field.kind.numeric else None
         if reading is not None:  # a number field (not a list of counts, where commas separate)
             readings[name] = reading
-    for name, field in calc.fields.items():  # the value typed stands in for the one shown beside it
-        if field.spec.page.replaces and parsed.get(name) is not None:
-            parsed[field.spec.page.replaces] = None
+    for name, replaced in calc.replacing:  # the value typed stands in for the one shown beside it
+        if parsed.get(name) is not None:
+            parsed[replaced] = None
     result = None
     if not errors:
         try:

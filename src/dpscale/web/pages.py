@@ -219,12 +219,19 @@ def speeches() -> dict[Lang, Speech]:
     return made
 
 
-def _with(values: Mapping[str, str], encoded: str, extra: Mapping[str, str]) -> str:
-    """The query string of ``{**values, **extra}``, from ``encoded``, that of ``values`` alone: written once per
-    request, it is in every link the page makes."""
-    if not encoded or any(name in values for name in extra):
-        return export.query_string({**values, **extra})
-    return f"{encoded}&{export.query_string(extra)}"
+def _with(values: Mapping[str, str], encoded: str, extra: tuple[tuple[str, str], ...]) -> str:
+    """The query string of ``{**values, **dict(extra)}``, from ``encoded``, that of ``values`` alone: written once
+    per request, it is in every link the page makes."""
+    if not encoded or any(name in values for name, _ in extra):
+        return export.query_string({**values, **dict(extra)})
+    return f"{encoded}&{_extra(extra)}"
+
+
+@functools.lru_cache(maxsize=16)
+def _extra(pairs: tuple[tuple[str, str], ...]) -> str:
+    """What a page adds to its values' query (``lang=fr``, ``lang=en&from=fr``): the same few pairs for every
+    request of a language, written once."""
+    return export.query_string(pairs)
 
 
 class _Asked(NamedTuple):
@@ -250,7 +257,7 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
     chosen = asked_lang if asked_lang in LANGUAGES else choose_lang(request, asked_lang)
     form = read_form(calc, chosen, given)
     encoded = export.query_string(form.values)
-    query = _with(form.values, encoded, {"lang": chosen})
+    query = _with(form.values, encoded, (("lang", chosen),))
     linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
     taken = _taken(calc, form, query if linked else "", request)
     return _Asked(chosen, form, encoded, query, linked, taken)
@@ -262,9 +269,9 @@ def _html(page: str | bytes, chosen: Lang) -> HTMLResponse:
 
 def _switch(asked: _Asked) -> str:
     """The link to the page in the other language: the values as typed, said to be typed in this one."""
-    other = {"lang": "en" if asked.lang == "fr" else "fr", "from": asked.lang}
+    other = (("lang", "en" if asked.lang == "fr" else "fr"), ("from", asked.lang))
     text = _with(asked.form.values, asked.encoded, other)
-    return "?" + (text if len(text) <= MAX_QUERY - 64 else _short_query({**asked.form.values, **other}))
+    return "?" + (text if len(text) <= MAX_QUERY - 64 else _short_query({**asked.form.values, **dict(other)}))
 
 
 def render_page(
