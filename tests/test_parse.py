@@ -196,19 +196,27 @@ def test_a_quantity_is_respelled_for_the_other_language(typed: str, source: Lang
 
 
 def _read(text: str, lang: Lang) -> str:
-    """What parse_decimal makes of ``text``: the Decimal as it is written (its exponent too), or the error."""
-    try:
-        return repr(parse_decimal(text, lang, field="devices"))
-    except InvalidInput as exc:
-        return f"{type(exc).__name__} on {exc.field}"
+    """What parse_decimal and parse_count make of ``text``: the Decimal as it is written (its exponent too) and
+    the count, or the errors as they say them."""
+    said = []
+    for parse in (parse_decimal, parse_count):
+        try:
+            said.append(repr(parse(text, lang, field="devices")))
+        except InvalidInput as exc:
+            typed = exc.value.strip() if isinstance(exc.value, str) else exc.value  # the text as typed, unpadded
+            said.append(f"{type(exc).__name__} on {exc.field}: {typed!r}, {exc.expected!r} {exc.advice!r}")
+    return " | ".join(said)
 
 
-# parse_decimal reads plain ASCII digits (64, 2000) without its general path: the same Decimal, to its
-# exponent, as the general path reads them (reached here by the spaces around the text, stripped there).
+# parse_decimal and parse_count read plain ASCII digits (64, 2000) without their general path: the same
+# Decimal, to its exponent, the same count and the same errors as the general path (reached here by the spaces
+# around the text, stripped there).
 @given(st.text(alphabet="0123456789", min_size=1, max_size=101), st.sampled_from(["fr", "en"]))
 @example("0" * 100, "fr")
 @example("1" * 101, "en")
 @example("007", "fr")
+@example("0", "en")
+@example("1000000001", "fr")
 @example("٦٤", "fr")  # digits, not ASCII ones: the general path's, as before
 @example("６４", "en")
 @example("²", "fr")
