@@ -189,11 +189,13 @@ class Definition:
     since defining a dataclass costs about a millisecond on the path of every command.
     """
 
-    __slots__ = ("build", "groups", "inputs", "name")
+    __slots__ = ("besides", "build", "groups", "inputs", "name")
     name: str
     inputs: tuple[Input, ...]
     build: Callable[[Values], Any]
     groups: tuple[tuple[str, str], ...]  # the page's fieldsets: (group, legend as a catalog message)
+    # Made of the inputs, for the page that draws each field: the inputs drawn beside each (Page.beside), by its name.
+    besides: Mapping[str, tuple[Input, ...]]
 
     def __init__(
         self,
@@ -207,6 +209,11 @@ class Definition:
         set_field(self, "inputs", inputs)
         set_field(self, "build", build)
         set_field(self, "groups", groups)
+        besides: dict[str, tuple[Input, ...]] = {}
+        for item in inputs:
+            if item.page.beside:
+                besides[item.page.beside] = (*besides.get(item.page.beside, ()), item)
+        set_field(self, "besides", besides)
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.name, self.inputs, self.build, self.groups)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any, NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.requests import Request
 
 from dpscale.calculators.scale import SCALING
@@ -64,3 +67,28 @@ def test_the_scale_page_draws_what_its_definition_says(lang: Lang) -> None:
     assert '<input id="unit"' in line
     assert 'aria-describedby="efficiency-error efficiency-reading efficiency-hint"' in text
     assert re.search(r'<label for="efficiency">[^<]*\(%\)</label>', text)
+
+
+class _Form(NamedTuple):
+    values: dict[str, str]
+    errors: dict[str, str]
+    readings: dict[str, tuple[str, str]]
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+@pytest.mark.parametrize("name", [name for name in CALCULATORS if name != "fit"])  # the fit's are drawn by hand
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_the_fields_drawn_once_are_those_drawn_whole(name: str, lang: Lang, data: Any) -> None:
+    # defined_fields writes a request's values (and the option its menus select) into the fields drawn once per
+    # language: the same text as _fields.html's defined draws for that form.
+    calc = CALCULATORS[name]
+    typed = st.text(alphabet="<>&'\" a2,", max_size=6)
+    values = {}
+    for field, each in calc.fields.items():
+        options = [value for value, _, _ in each.kind.options(each.spec)]
+        values[field] = data.draw(st.sampled_from(options) | typed if options else typed)
+    env = pages.page_environment(lang)
+    whole = env.get_template("_fields.html").module.defined  # type: ignore[attr-defined]
+    for form in (_Form(values, {}, {}), _Form(values, {next(iter(values)): "empty"}, {})):
+        assert env.globals["defined_fields"](form, calc) == whole(form, calc)

@@ -7,10 +7,11 @@ before any page route runs, can write that page without importing the routes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FunctionType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, nodes, select_autoescape
@@ -53,6 +54,8 @@ def environment(lang: Lang) -> Environment:
     env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["_"] = env.globals["gettext"] = _gettext(lang)
     env.globals["static"] = static_url  # a static file's URL with its version: browsers keep it
+    env.globals["defined_fields"] = _defined_fields(env)
+    env.globals["chosen"] = _chosen
     return env
 
 
@@ -162,6 +165,98 @@ class _Translating(Environment):
     code_generator_class = _TranslatingGenerator
     escaped = staticmethod(_escaped)
     called = staticmethod(_called)
+
+
+class _Drawn(NamedTuple):
+    """A calculator's fields as ``_fields.html``'s ``defined`` draws them in one language for a form with nothing
+    wrong and nothing read two ways: the texts around what each request writes in, a field's value or the
+    ``selected`` of a menu's option."""
+
+    texts: tuple[str, ...]
+    slots: tuple[tuple[str, str | None], ...]  # after each text but the last: (field, None), or (field, option)
+
+
+class _Value(Markup):
+    """A field's value as the fields are drawn once: a marker where each request's goes, numbered in its drawing's
+    ``slots`` (the value's field, and no option)."""
+
+    slots: list[tuple[str, str | None]]
+    name: str
+
+    def __new__(cls, slots: list[tuple[str, str | None]], name: str) -> _Value:
+        slots.append((name, None))
+        made = super().__new__(cls, f"<!--dpscale:field:{len(slots) - 1}-->")
+        made.slots, made.name = slots, name
+        return made
+
+
+_SLOT = re.compile(r"<!--dpscale:field:(\d+)-->")
+_SELECTED = Markup(" selected")
+
+
+def _chosen(given: Any, option: str) -> Markup:
+    """What ``{{ chosen(value, option) }}`` writes in a menu's option: `` selected`` where it is the field's value,
+    and where the fields are drawn once, a marker for each request to decide."""
+    if type(given) is _Value:
+        given.slots.append((given.name, option))
+        return Markup(f"<!--dpscale:field:{len(given.slots) - 1}-->")  # noqa: S704 - a marker of our own
+    return _SELECTED if given == option else Markup()
+
+
+class _Markers(dict[str, _Value]):
+    """A form's values as the fields are drawn once, each a :class:`_Value`; ``slots``: what each marker stands for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slots: list[tuple[str, str | None]] = []
+
+    def __missing__(self, name: str) -> _Value:
+        return _Value(self.slots, name)
+
+
+class _Quiet(NamedTuple):
+    """A form as ``defined`` draws it once: its values markers, no field wrong, none read two ways."""
+
+    values: Mapping[str, Markup]
+    errors: Mapping[str, str]
+    readings: Mapping[str, tuple[str, str]]
+
+
+def _defined_fields(env: Environment) -> Callable[[Any, Any], Markup]:
+    """``defined_fields(form, calc)``: ``_fields.html``'s ``defined(form, calc)``, whose labels, hints, ids and menus
+    no request changes: drawn once per language and calculator with each value left out, a request only writes its
+    values in (escaped, as ``{{ value }}`` writes them) and which option each menu has selected. A form with a field
+    wrong or a number read two ways is drawn whole. Nothing is kept by value."""
+    defined: list[Any] = []  # the macro, once the template is loaded (not as the environment is made)
+    drawn: dict[int, tuple[Any, _Drawn]] = {}  # by the calculator's id: it, and its drawing
+
+    def draw(form: Any, calc: Any) -> Markup:
+        if not defined:
+            defined.append(env.get_template("_fields.html").module.defined)  # type: ignore[attr-defined]
+        drawing: Markup = defined[0](form, calc)  # a macro's output: Markup
+        return drawing
+
+    def once(calc: Any) -> _Drawn:
+        markers = _Markers()
+        split = _SLOT.split(draw(_Quiet(markers, {}, {}), calc))
+        return _Drawn(tuple(split[::2]), tuple(markers.slots[int(index)] for index in split[1::2]))
+
+    def defined_fields(form: Any, calc: Any) -> Markup:
+        held = drawn.get(id(calc))
+        if held is None or held[0] is not calc:
+            held = drawn[id(calc)] = (calc, once(calc))
+        if form.errors or form.readings:
+            return draw(form, calc)
+        made, values = held[1], form.values
+        out = [made.texts[0]]
+        for (name, option), text in zip(made.slots, made.texts[1:], strict=True):
+            if option is None:
+                out += (_escaped(values[name]), text)
+            else:
+                out += (" selected" if values[name] == option else "", text)
+        return Markup("".join(out))  # noqa: S704 - the drawing's own markup, each value escaped
+
+    return defined_fields
 
 
 def refusal_page(
