@@ -263,7 +263,7 @@ def takeaway(name: str, inputs: tuple[Input, ...], form: Any, query: str, base: 
     ``query``: the page's query string, linked where it fits (``""``: too long, the files come inline).
     """
     if query:
-        json_href, csv_href = (f"/export/{name}.{kind}?{query}" for kind in ("json", "csv"))
+        json_href, csv_href = f"/export/{name}.json?{query}", f"/export/{name}.csv?{query}"
     else:
         answer = answer_of(form.result)
         json_href = "data:application/json;charset=utf-8," + quote(json.dumps(answer, ensure_ascii=False))
