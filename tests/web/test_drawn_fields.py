@@ -80,15 +80,18 @@ class _Form(NamedTuple):
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_the_fields_drawn_once_are_those_drawn_whole(name: str, lang: Lang, data: Any) -> None:
-    # defined_fields writes a request's values (and the option its menus select) into the fields drawn once per
-    # language: the same text as _fields.html's defined draws for that form.
+    # defined_fields writes a request's values, messages, marks of a wrong field and options selected into the
+    # fields drawn once per language: the same text as _fields.html's defined draws whole for that form.
     calc = CALCULATORS[name]
     typed = st.text(alphabet="<>&'\" a2,", max_size=6)
     values = {}
     for field, each in calc.fields.items():
         options = [value for value, _, _ in each.kind.options(each.spec)]
         values[field] = data.draw(st.sampled_from(options) | typed if options else typed)
+    names = st.sampled_from(list(values))
+    errors = data.draw(st.dictionaries(names, st.sampled_from(["empty", "Got “<b>”; expected a number & more"])))
+    readings = data.draw(st.dictionaries(names, st.just(("2,5", "2\u202f500"))))
     env = pages.page_environment(lang)
     whole = env.get_template("_fields.html").module.defined  # type: ignore[attr-defined]
-    for form in (_Form(values, {}, {}), _Form(values, {next(iter(values)): "empty"}, {})):
+    for form in (_Form(values, {}, {}), _Form(values, errors, readings)):
         assert env.globals["defined_fields"](form, calc) == whole(form, calc)

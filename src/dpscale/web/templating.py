@@ -54,8 +54,7 @@ def environment(lang: Lang) -> Environment:
     env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["_"] = env.globals["gettext"] = _gettext(lang)
     env.globals["static"] = static_url  # a static file's URL with its version: browsers keep it
-    env.globals["defined_fields"] = _defined_fields(env)
-    env.globals["chosen"] = _chosen
+    env.globals.update(_drawing(env), invalid=_invalid, chosen=_chosen, opened=_opened)
     return env
 
 
@@ -167,96 +166,109 @@ class _Translating(Environment):
     called = staticmethod(_called)
 
 
-class _Drawn(NamedTuple):
-    """A calculator's fields as ``_fields.html``'s ``defined`` draws them in one language for a form with nothing
-    wrong and nothing read two ways: the texts around what each request writes in, a field's value or the
-    ``selected`` of a menu's option."""
-
-    texts: tuple[str, ...]
-    slots: tuple[tuple[str, str | None], ...]  # after each text but the last: (field, None), or (field, option)
-
-
-class _Value(Markup):
-    """A field's value as the fields are drawn once: a marker where each request's goes, numbered in its drawing's
-    ``slots`` (the value's field, and no option)."""
-
-    slots: list[tuple[str, str | None]]
-    name: str
-
-    def __new__(cls, slots: list[tuple[str, str | None]], name: str) -> _Value:
-        slots.append((name, None))
-        made = super().__new__(cls, f"<!--dpscale:field:{len(slots) - 1}-->")
-        made.slots, made.name = slots, name
-        return made
-
-
-_SLOT = re.compile(r"<!--dpscale:field:(\d+)-->")
-_SELECTED = Markup(" selected")
-
-
-def _chosen(given: Any, option: str) -> Markup:
-    """What ``{{ chosen(value, option) }}`` writes in a menu's option: `` selected`` where it is the field's value,
-    and where the fields are drawn once, a marker for each request to decide."""
-    if type(given) is _Value:
-        given.slots.append((given.name, option))
-        return Markup(f"<!--dpscale:field:{len(given.slots) - 1}-->")  # noqa: S704 - a marker of our own
-    return _SELECTED if given == option else Markup()
-
-
-class _Markers(dict[str, _Value]):
-    """A form's values as the fields are drawn once, each a :class:`_Value`; ``slots``: what each marker stands for."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.slots: list[tuple[str, str | None]] = []
-
-    def __missing__(self, name: str) -> _Value:
-        return _Value(self.slots, name)
+# What no request changes in a calculator's fields is drawn once per language (defined_fields); where a request's form
+# shows, ``_fields.html`` calls the helpers below, which write it for a form and, while the fields are drawn once
+# (for a _Quiet form), leave a marker there, each with what writes it for a request.
+Fill = Callable[[Any], str]  # what a marker stands for: a form's text in its place
+_MARKER = re.compile(r"<!--dpscale:field:(\d+)-->")
+_INVALID, _SELECTED, _OPEN, _NOTHING = Markup(' aria-invalid="true"'), Markup(" selected"), Markup(" open"), Markup()
 
 
 class _Quiet(NamedTuple):
-    """A form as ``defined`` draws it once: its values markers, no field wrong, none read two ways."""
+    """A form as the fields are drawn once: no field wrong, none read two ways, each value a marker."""
 
-    values: Mapping[str, Markup]
+    values: _Markers
     errors: Mapping[str, str]
     readings: Mapping[str, tuple[str, str]]
+    fills: list[Fill]  # what each marker stands for, by its number
+
+    def mark(self, fill: Fill) -> Markup:
+        self.fills.append(fill)
+        return Markup(f"<!--dpscale:field:{len(self.fills) - 1}-->")  # noqa: S704 - a marker of our own
 
 
-def _defined_fields(env: Environment) -> Callable[[Any, Any], Markup]:
-    """``defined_fields(form, calc)``: ``_fields.html``'s ``defined(form, calc)``, whose labels, hints, ids and menus
-    no request changes: drawn once per language and calculator with each value left out, a request only writes its
-    values in (escaped, as ``{{ value }}`` writes them) and which option each menu has selected. A form with a field
-    wrong or a number read two ways is drawn whole. Nothing is kept by value."""
-    defined: list[Any] = []  # the macro, once the template is loaded (not as the environment is made)
+class _Markers(dict[str, Markup]):
+    """A _Quiet form's values: in place of each, a marker for the value, escaped as ``{{ value }}`` writes it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.form: _Quiet | None = None
+
+    def __missing__(self, name: str) -> Markup:
+        assert self.form is not None  # noqa: S101 - set as the form is made
+        return self.form.mark(lambda form: _escaped(form.values[name]))
+
+
+def _quiet() -> _Quiet:
+    values = _Markers()
+    form = values.form = _Quiet(values, {}, {}, [])
+    return form
+
+
+def _invalid(form: Any, name: str) -> Markup:
+    """`` aria-invalid="true"`` in the field of ``name``, where its value is wrong."""
+    if type(form) is _Quiet:
+        return form.mark(lambda form: _invalid(form, name))
+    return _INVALID if form.errors.get(name) else _NOTHING
+
+
+def _chosen(form: Any, name: str, option: str) -> Markup:
+    """`` selected`` in a menu's option, where it is the field's value."""
+    if type(form) is _Quiet:
+        return form.mark(lambda form: _chosen(form, name, option))
+    return _SELECTED if form.values[name] == option else _NOTHING
+
+
+def _opened(form: Any, items: list[Any]) -> Markup:
+    """`` open`` in a group folded away, where one of its fields is wrong: it shows."""
+    if type(form) is _Quiet:
+        return form.mark(lambda form: _opened(form, items))
+    return _OPEN if any(item.name in form.errors for item in items) else _NOTHING
+
+
+class _Drawn(NamedTuple):
+    """A calculator's fields as ``_fields.html``'s ``defined`` draws them in one language, split at each marker."""
+
+    texts: tuple[str, ...]
+    fills: tuple[Fill, ...]  # what goes after each text but the last
+
+
+def _drawing(env: Environment) -> dict[str, Callable[..., Markup]]:
+    """The environment's ``defined_fields(form, calc)``: ``_fields.html``'s ``defined(form, calc)``, whose labels,
+    hints, ids and menus no request changes, drawn once per language and calculator; a request only writes in its
+    form's values, messages, marks of a wrong field and options selected. Nothing is kept by value: a field's
+    messages, where it has something to say, are written for the request, and drawn once only as they are with
+    nothing to say. And ``said(form, name, reading)``: a field's messages (``_fields.html``'s ``messages``)."""
+    fields: list[Any] = []  # the template's module, once loaded (not as the environment is made)
     drawn: dict[int, tuple[Any, _Drawn]] = {}  # by the calculator's id: it, and its drawing
 
-    def draw(form: Any, calc: Any) -> Markup:
-        if not defined:
-            defined.append(env.get_template("_fields.html").module.defined)  # type: ignore[attr-defined]
-        drawing: Markup = defined[0](form, calc)  # a macro's output: Markup
-        return drawing
+    def macros() -> Any:
+        if not fields:
+            fields.append(env.get_template("_fields.html").module)
+        return fields[0]
 
-    def once(calc: Any) -> _Drawn:
-        markers = _Markers()
-        split = _SLOT.split(draw(_Quiet(markers, {}, {}), calc))
-        return _Drawn(tuple(split[::2]), tuple(markers.slots[int(index)] for index in split[1::2]))
+    def said(form: Any, name: str, reading: bool = True) -> Markup:
+        if type(form) is _Quiet:
+            quiet: Markup = macros().messages(form, name, reading=reading)  # with nothing to say
+            return form.mark(
+                lambda form: said(form, name, reading) if name in form.errors or name in form.readings else quiet
+            )
+        messages: Markup = macros().messages(form, name, reading=reading)
+        return messages
 
     def defined_fields(form: Any, calc: Any) -> Markup:
         held = drawn.get(id(calc))
         if held is None or held[0] is not calc:
-            held = drawn[id(calc)] = (calc, once(calc))
-        if form.errors or form.readings:
-            return draw(form, calc)
-        made, values = held[1], form.values
+            quiet = _quiet()
+            split = _MARKER.split(macros().defined(quiet, calc))
+            held = drawn[id(calc)] = (calc, _Drawn(tuple(split[::2]), tuple(quiet.fills[int(i)] for i in split[1::2])))
+        made = held[1]
         out = [made.texts[0]]
-        for (name, option), text in zip(made.slots, made.texts[1:], strict=True):
-            if option is None:
-                out += (_escaped(values[name]), text)
-            else:
-                out += (" selected" if values[name] == option else "", text)
+        for fill, text in zip(made.fills, made.texts[1:], strict=True):
+            out += (fill(form), text)
         return Markup("".join(out))  # noqa: S704 - the drawing's own markup, each value escaped
 
-    return defined_fields
+    return {"defined_fields": defined_fields, "said": said}
 
 
 def refusal_page(
