@@ -208,8 +208,8 @@ def _read(text: str, lang: Lang) -> str:
     return " | ".join(said)
 
 
-# parse_decimal and parse_count read plain ASCII digits (64, 2000) without their general path: the same
-# Decimal, to its exponent, the same count and the same errors as the general path (reached here by the spaces
+# parse_decimal reads plain ASCII digits (64, 2000) without its general path: the same Decimal, to its
+# exponent, the same count (parse_count) and the same errors as the general path (reached here by the spaces
 # around the text, stripped there).
 @given(st.text(alphabet="0123456789", min_size=1, max_size=101), st.sampled_from(["fr", "en"]))
 @example("0" * 100, "fr")

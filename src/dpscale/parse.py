@@ -60,17 +60,12 @@ def _a_number(lang: Lang) -> str:
     return N_("a number written in English, such as 2,000, 0.9 or 1e3")
 
 
-def _digits(text: str) -> bool:
-    """``text`` is ASCII digits alone, at most 100 (``64``, ``2000``): a whole number every language reads as
-    written, with no group or decimal symbol to find (a page's counts and throughputs, on every request)."""
-    return text.isascii() and text.isdigit() and len(text) <= 100
-
-
 def parse_decimal(text: str, lang: Lang, *, field: str) -> Decimal:
     """Read ``text`` as a decimal number in ``lang``; InvalidInput naming ``field`` if it is not one."""
     if not isinstance(text, str):
         raise InvalidInput(field, text, "a number as text")
-    if _digits(text):  # 64, 2000: what _plain_number reads, as it reads it
+    # ASCII digits alone (a page's 64, 2000 on every request): what _plain_number reads, as it reads it.
+    if text.isascii() and text.isdigit() and len(text) <= 100:
         return Decimal(text)
     cleaned = text.strip()
     plain, group, point = _plain_number(lang)
@@ -112,12 +107,9 @@ def parse_number(text: str, lang: Lang, *, field: str) -> float:
 
 def parse_count(text: str, lang: Lang, *, field: str, minimum: int = 1) -> int:
     """A whole number (device counts): ``64``, ``1 024``, ``1e3``."""
-    if isinstance(text, str) and _digits(text):  # whole as written: no Decimal to make and check
-        number: Decimal | int = int(text)
-    else:
-        number = parse_decimal(text, lang, field=field)
-        if not math.isfinite(float(number)) or number != number.to_integral_value():
-            raise InvalidInput(field, text, _validate.WHOLE_NUMBER, params={"minimum": minimum})
+    number = parse_decimal(text, lang, field=field)
+    if not math.isfinite(float(number)) or number != number.to_integral_value():
+        raise InvalidInput(field, text, _validate.WHOLE_NUMBER, params={"minimum": minimum})
     try:
         return _validate.whole(field, int(number), minimum=minimum)
     except InvalidInput as exc:
