@@ -187,6 +187,16 @@ def test_the_fit_body_states_the_definitions_bounds(client: TestClient) -> None:
     answer = client.post("/api/v1/fit", json={"points": [{"devices": 1, "throughput": 1.0}] * 2, "models": ["x"]})
     assert answer.status_code == 422
     assert answer.json()["errors"][0]["field"] == "models"
+    [example] = schema["points"]["examples"]  # what the docs page offers to send is answered
+    assert client.post("/api/v1/fit", json={"points": example}).status_code == 200
+
+
+def test_a_json_bodys_lists_are_said_to_be_arrays(client: TestClient) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for body in ("FitIn", "PredictIn"):
+        for name, schema in schemas[body]["properties"].items():
+            assert "repeat the key" not in schema["description"], (body, name)  # a query's way, not JSON's
+    assert schemas["PredictIn"]["properties"]["devices"]["description"].endswith("(a JSON array)")
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,16 @@ def test_too_few_points_skip_models_with_a_reason() -> None:
     assert next(m for m in payload["models"] if m["model"] == "usl")["skipped"] == str(skipped["usl"])
 
 
+def test_a_model_named_twice_is_fitted_once_and_one_model_alone_is_not_said_to_be_ranked() -> None:
+    points = [(1, 367.29), (4, 1449.48), (8, 2887.65), (16, 5716.79)]
+    alone = fit(points, models=["usl", "usl"])
+    assert [m.name for m in alone.models] == ["usl"]
+    assert not any("rank the models" in w for w in alone.warnings)  # no choice was made among models
+    several = fit(points, models=["usl", "comm"])  # 3 parameters each, 4 points: neither ranked, the simplest shown
+    assert all(m.aicc is None for m in several.models)
+    assert "too few measurements (4) to rank the models by AICc: showing the simplest" in several.warnings
+
+
 def test_fitted_curve_drives_the_planner() -> None:
     from dpscale.plan import devices_for_deadline
 

@@ -241,3 +241,23 @@ def test_a_parameter_an_endpoint_does_not_take_is_refused_by_name(client: TestCl
     error = r.json()["errors"][0]
     assert error["field"] == "deadline"
     assert "deadline_seconds" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "status", "said"),
+    [
+        (b"not json", "application/json", 400, "the body is not JSON: Expecting value at character 0"),
+        (b'{"points": [1,', "application/json", 400, "the body is not JSON: Expecting value at character 14"),
+        (b"{}", "text/plain", 422, "expected a JSON object, sent with Content-Type: application/json"),
+        (b"", "application/json", 422, "the body is empty; expected a JSON object"),
+    ],
+)
+def test_a_body_that_is_not_a_json_object_is_told_what_to_send(
+    client: TestClient, body: bytes, kind: str, status: int, said: str
+) -> None:
+    for path in ("/api/v1/fit", "/api/v1/predict"):
+        r = client.post(path, content=body, headers={"content-type": kind})
+        assert r.status_code == status, path
+        [error] = r.json()["errors"]
+        assert error["field"] == "request"
+        assert said in error["message"], error

@@ -67,7 +67,7 @@ def fit(
     """
     np, optimize, stats = numerics()
     data = _points(points)
-    names = list(models) if models else list(MODELS)
+    names = list(dict.fromkeys(models)) if models else list(MODELS)  # a model named twice is fitted once
     for name in names:
         if name not in MODELS:
             raise InvalidInput("model", name, N_("auto or one of %(choices)s"), params={"choices": ", ".join(MODELS)})
@@ -101,11 +101,12 @@ def fit(
     ranked = [m for m in fitted if m.aicc is not None]
     if ranked:
         chosen = min(ranked, key=lambda m: m.aicc if m.aicc is not None else math.inf)
-    else:  # too few points to rank any: the simplest model that fits
+    else:  # too few points to rank any: the simplest model that fits (said where there was a choice)
         chosen = min(fitted, key=lambda m: (len(m.params), m.rss))
-        notes.append(
-            Message.of("too few measurements (%(n)s) to rank the models by AICc: showing the simplest", n=len(data))
-        )
+        if len(fitted) > 1:
+            notes.append(
+                Message.of("too few measurements (%(n)s) to rank the models by AICc: showing the simplest", n=len(data))
+            )
     for m in fits:
         if m.skipped is not None:
             notes.append(Message.of("%(model)s: %(reason)s", model=m.name, reason=m.skipped))

@@ -110,7 +110,9 @@ class Measurements(Kind):
         from dpscale._files import MAX_ROWS
 
         described = "The measured runs: a list of {devices, throughput} objects, cluster throughput at each size."
-        return ApiParameter(_point(), {"min_length": 2, "max_length": MAX_ROWS}, {}, described=described)
+        example = [{"devices": 1, "throughput": 367.29}, {"devices": 8, "throughput": 2887.65}]  # DLPerf's V100s
+        lengths = {"min_length": 2, "max_length": MAX_ROWS, "json_schema_extra": {"examples": [example]}}
+        return ApiParameter(_point(), lengths, {}, described=described)
 
     def from_api(self, item: Input, given: Any) -> Any:
         return None if given is None else [(point["devices"], point["throughput"]) for point in given]

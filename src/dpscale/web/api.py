@@ -61,16 +61,20 @@ big_body: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _parameter(item: Input) -> inspect.Parameter:
-    """The query parameter of ``item``: its type, bounds and description, as the definition states them."""
+def _parameter(item: Input, *, body: bool = False) -> inspect.Parameter:
+    """The query parameter of ``item`` (or its key in a JSON ``body``): its type, bounds and description, as the
+    definition states them."""
     shape = kind_of(item).api(item, most=MAX_SIZES)  # its type, bounds and what it adds to the description
     description = shape.described or (f"{item.help} ({item.unit})" if item.unit else item.help)
     if item.api.name is not None and not shape.described:
         description = f"{description} (as {item.api.name})"
     base: Any = shape.python
+    said = shape.said
     if shape.each is not None:  # a list: each element held to its bounds (a type made at run time)
         base = list[Annotated[base, Field(**shape.each)]]
-    annotation: Any = Annotated[base, Query(description=description + shape.said, alias=item.api.name, **shape.query)]
+        if body:  # not a query's key repeated
+            said = "" if shape.described else " (a JSON array)"
+    annotation: Any = Annotated[base, Query(description=description + said, alias=item.api.name, **shape.query)]
     if item.required_on("api"):
         return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     # The default as the API writes it (a fit's "auto" models: no list, every model); left out, the build fills it.
@@ -148,7 +152,7 @@ def _body(definition: Definition) -> type[BaseModel]:
     """
     fields: dict[str, Any] = {}
     for item in definition.on("api"):
-        parameter = _parameter(item)
+        parameter = _parameter(item, body=True)
         base, query = get_args(parameter.annotation)
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         extra = query.json_schema_extra

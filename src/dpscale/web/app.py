@@ -74,17 +74,23 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = []
+        undecodable = False
         for err in exc.errors():
             loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body")]
-            if err.get("type") == "json_invalid":  # the body is not JSON at all: the request is at fault
-                loc = []
             given = err.get("input")
             reason = err.get("msg", "invalid value")
             if isinstance(given, str) and _not_finite(given):  # pydantic reads "nan" and "inf", then a bound fails
                 reason = "expected a finite number"
             message = f"got {show_value(given)}; {reason}" if given is not None else err.get("msg", "")
+            if err.get("type") == "json_invalid":  # not JSON at all: the body cannot be decoded (400), said where
+                undecodable, at = True, loc[0] if loc else "0"
+                message, loc = f"the body is not JSON: {err.get('ctx', {}).get('error', reason)} at character {at}", []
+            elif loc == [] and isinstance(given, bytes):  # a body sent as another type than JSON
+                message = f"got {show_value(given)}; expected a JSON object, sent with Content-Type: application/json"
+            elif loc == [] and err.get("type") == "missing":
+                message = "the body is empty; expected a JSON object"
             errors.append({"field": ".".join(loc) or "request", "message": message})
-        return JSONResponse({"errors": errors}, status_code=422)
+        return JSONResponse({"errors": errors}, status_code=400 if undecodable else 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
