@@ -16,6 +16,7 @@ from dpscale.cli import main
 
 NBSP, NNBSP = "\u00a0", "\u202f"
 SCRIPT = shutil.which("dpscale", path=str(Path(sys.executable).parent)) or "dpscale"
+RUNS = Path(__file__).parents[2] / "examples" / "runs.csv"  # the README's fit example
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -132,6 +133,18 @@ def test_solve_devices_shows_the_surplus(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0
     assert "56" in out
     assert "800 samples/s more" in out
+
+
+def test_a_commands_warnings_go_to_standard_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """What a pipe or a file keeps is the result: the tables; the warnings (yellow on a terminal) stay in sight."""
+    code, out, err = run(capsys, "fit", str(RUNS), "--at", "256")
+    assert code == 0
+    assert "Predicted by amdahl" in out
+    assert "warning" not in out
+    assert "warning: predicting at 256 devices, more than 4× the largest measured (16)" in err
+    code, out, err = run(capsys, "fit", str(RUNS), "--at", "256", "--lang", "fr")
+    assert "attention" not in out
+    assert err.startswith("attention : ")
 
 
 def test_superlinear_warns(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,8 @@
 """What a result shows (:class:`~dpscale.calculators.shown.Shown`), printed in the terminal with Rich.
 
 Every command prints its calculator's ``present(result, lang)`` here, part by part: rows as a
-two-column table, grids as tables, notes as lines (warnings in yellow). No label or value is
-written here.
+two-column table, grids as tables, notes as lines (warnings in yellow, on standard error). No label
+or value is written here.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from rich.table import Table
 from rich.text import Text
 
 from dpscale.calculators.shown import Grid, Note, Rows, Shown
-from dpscale.errors import escaped
+from dpscale.errors import N_, escaped
 from dpscale.i18n import Lang, translation
 
-__all__ = ["print_shown"]
+__all__ = ["print_shown", "print_warning", "warning_line"]
 
 
-def _console() -> Console:
+def _console(*, stderr: bool = False) -> Console:
     # Everything prints as written: no markup (a unit such as "tok/s [bf16]" or a file name is the
     # user's text, not a style), no :emoji: codes (so Rich's large emoji table is never loaded), no
     # highlighting. Emphasis is given with Text styles.
-    return Console(highlight=False, emoji=False, markup=False)
+    return Console(highlight=False, emoji=False, markup=False, stderr=stderr)
 
 
 _UNBOUNDED = 10_000  # columns: wider than any table here
@@ -75,6 +75,16 @@ def _grid_table(grid: Grid) -> Table:
     return table
 
 
+def warning_line(text: str, lang: Lang) -> str:
+    """A warning as every command prints it."""
+    return translation(lang).gettext(N_("warning: %(text)s")) % {"text": text}
+
+
+def print_warning(text: str, lang: Lang, console: Console | None = None) -> None:
+    """A warning, in yellow, on standard error: what a pipe or a file keeps is the result."""
+    (console or _console(stderr=True)).print(Text(warning_line(escaped(text), lang), style="yellow"))
+
+
 def print_shown(shown: Shown, lang: Lang, console: Console | None = None) -> None:
     """Every part of ``shown``, in order."""
     out = console or _console()
@@ -88,7 +98,6 @@ def print_shown(shown: Shown, lang: Lang, console: Console | None = None) -> Non
                 out.print(escaped(part.title))
             _print_table(out, table)
         elif isinstance(part, Note) and part.warning:
-            said = translation(lang).gettext("warning: %(text)s") % {"text": escaped(part.text)}
-            out.print(Text(said, style="yellow"))
+            print_warning(part.text, lang, console)
         else:
             out.print(Text(escaped(part.text), style="bold" if part.heading else ""), soft_wrap=part.whole)
