@@ -12,6 +12,7 @@ from jinja2 import Environment, Undefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
+from dpscale.i18n import Lang, translation
 from dpscale.web.templating import _escaped, environment
 
 
@@ -68,3 +69,21 @@ def test_a_template_calls_what_jinja_calls() -> None:
     jinja = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(CALLS).render(**names)
     assert ours == jinja
     assert "value=&lt;v&gt;" in ours
+
+
+MESSAGES = """<p title="{{ _('The cluster behaves like %(n)s ideal devices out of %(d)s.',
+                             n=value, d=value | upper) }}">
+{{ _('Read as %(read)s; for %(other)s, write %(other)s, without a comma.', read=value, other=value) }}
+{{ _('warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput', e=value) }}
+{{ _('Not a message of the catalog: %(x)s', x=value) }}
+{{ _('The cluster behaves like %(n)s ideal devices out of %(d)s.', n=1, d=2) }}</p>"""
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+@given(value=st.text(alphabet="<>&'\" a%", max_size=6))
+def test_a_message_with_variables_is_written_as_gettext_writes_it(lang: Lang, value: str) -> None:
+    # Its translation's text around each variable, escaped as gettext escapes them, in place of the call.
+    jinja = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+    jinja.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
+    ours = environment(lang).from_string(MESSAGES).render(value=value)
+    assert ours == jinja.from_string(MESSAGES).render(value=value)

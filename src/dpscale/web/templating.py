@@ -51,6 +51,7 @@ def environment(lang: Lang) -> Environment:
         lstrip_blocks=True,
     )
     env.policies["ext.i18n.trimmed"] = True
+    env.catalog = translation(lang)
     env.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["_"] = env.globals["gettext"] = _gettext(lang)
     env.globals["static"] = static_url  # a static file's URL with its version: browsers keep it
@@ -82,6 +83,7 @@ def _gettext(lang: Lang) -> Callable[..., Markup]:
 
 
 _GETTEXT = frozenset({"_", "gettext"})
+_FIELD = re.compile(r"%\((\w+)\)s")  # a message's variable
 
 
 class _Constants(NodeTransformer):
@@ -89,8 +91,9 @@ class _Constants(NodeTransformer):
     ``{% trans %}`` block whose message and variables are all literal becomes its translation, which Jinja then
     joins to the text around it. An environment speaks one language, so its templates may be compiled in it."""
 
-    def __init__(self, gettext: Callable[..., Markup]) -> None:
+    def __init__(self, gettext: Callable[..., Markup], translated: Callable[[str], str] | None) -> None:
         self.gettext = gettext
+        self.translated = translated  # None: a message with variables stays a call (output not escaped)
 
     def visit_Call(self, node: nodes.Call) -> nodes.Node:
         self.generic_visit(node)  # the calls in its arguments first
@@ -107,6 +110,38 @@ class _Constants(NodeTransformer):
             return node
         variables = {keyword.key: keyword.value.as_const() for keyword in keywords}
         return nodes.MarkSafe(nodes.Const(str(self.gettext(message.value, **variables))), lineno=node.lineno)
+
+    def visit_Output(self, node: nodes.Output) -> nodes.Node:
+        """``{{ _('… %(n)s …', n=x) }}``, whose message is literal and variables are not: its translation's text
+        around each variable, written as ``{{ x }}`` writes it (escaped), without the call, the dictionary and the
+        formatting that gettext makes on each request."""
+        self.generic_visit(node)  # the literal ones first
+        node.nodes = [piece for child in node.nodes for piece in self._spliced(child)]
+        return node
+
+    def _spliced(self, node: nodes.Expr) -> list[nodes.Expr]:
+        if self.translated is None or not isinstance(node, nodes.Call) or node.dyn_args or node.dyn_kwargs:
+            return [node]
+        named, args = node.node, node.args
+        if not (isinstance(named, nodes.Name) and named.name in _GETTEXT and len(args) == 1):
+            return [node]
+        if not (isinstance(args[0], nodes.Const) and isinstance(args[0].value, str)):
+            return [node]
+        pieces = _FIELD.split(self.translated(args[0].value))
+        values = {keyword.key: keyword.value for keyword in node.kwargs}
+        names = pieces[1::2]
+        # Each variable given a field %(name)s, once; no other % than %%: else the call stays, as the page wrote it.
+        if len(set(names)) != len(names) or set(names) != values.keys():
+            return [node]
+        if any("%" in text.replace("%%", "") for text in pieces[::2]):
+            return [node]
+        out: list[nodes.Expr] = []
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                out.append(values[piece])
+            elif piece:
+                out.append(nodes.TemplateData(piece.replace("%%", "%"), lineno=node.lineno))
+        return out
 
 
 def _escaped(value: Any) -> str:
@@ -141,7 +176,13 @@ class _TranslatingGenerator(CodeGenerator):
         # Unless the template gives either name a meaning of its own (a variable, a macro's parameter).
         if not any(name.name in _GETTEXT and name.ctx != "load" for name in node.find_all(nodes.Name)):
             gettext: Callable[..., Markup] = self.environment.globals["_"]  # type: ignore[assignment]
-            _Constants(gettext).visit(node)
+            # Its variables written as its output writes values: only where that is escaped, throughout.
+            autoescape = self.environment.autoescape
+            escaped = autoescape(self.name) if callable(autoescape) else autoescape
+            if any(node.find_all((nodes.EvalContextModifier, nodes.ScopedEvalContextModifier))):
+                escaped = False
+            catalog: Any = getattr(self.environment, "catalog", None)
+            _Constants(gettext, catalog.gettext if escaped and catalog is not None else None).visit(node)
         super().visit_Template(node, frame)
 
     def write(self, x: str) -> None:
@@ -162,6 +203,7 @@ class _Translating(Environment):
     write their escaped output as text (:func:`_escaped`)."""
 
     code_generator_class = _TranslatingGenerator
+    catalog: Any = None  # its language's translations (dpscale.i18n.translation)
     escaped = staticmethod(_escaped)
     called = staticmethod(_called)
 
