@@ -261,3 +261,16 @@ def test_a_body_that_is_not_a_json_object_is_told_what_to_send(
         [error] = r.json()["errors"]
         assert error["field"] == "request"
         assert said in error["message"], error
+
+
+def test_a_parameter_that_takes_one_value_given_twice_is_refused(client: TestClient) -> None:
+    """The answer would be to one of them, silently: refused by name, both values quoted; a list repeats its key."""
+    r = client.get("/api/v1/scaling?devices=64&devices=32&per_device_throughput=2000&efficiency=0.9")
+    assert r.status_code == 422
+    assert r.json()["errors"] == [
+        {"field": "devices", "message": "got '64 and 32'; expected one value (the parameter given once)"}
+    ]
+    listed = "/api/v1/predict?devices=8&devices=64&per_device_throughput=938&batch=256&params=1e8&intra=nvlink3"
+    answer = client.get(listed)
+    assert answer.status_code == 200
+    assert [row["devices"] for row in answer.json()["predictions"]] == [8, 64]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpscale.kinds.kind import ApiParameter, Kind
 
@@ -41,7 +41,8 @@ class ModelNames(Kind):
         from dpscale.fit.laws import MODELS
 
         described = "The models to fit, each ranked by AICc; left out, every one."
-        return ApiParameter(str, {"min_length": 1}, {"json_schema_extra": {"enum": list(MODELS)}}, described=described)
+        names: Any = Literal.__getitem__(tuple(MODELS))  # held to the catalogue, and said so in the schema
+        return ApiParameter(names, {"min_length": 1}, {}, described=described)
 
     def api_value(self, item: Input, value: Any) -> Any:
         return models_named(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, get_args, get_origin
 
 from dpscale.errors import InvalidInput
 
@@ -132,6 +132,8 @@ _JSON_TYPE = {int: "integer", float: "number", str: "string", bool: "boolean", l
 
 
 def _schema(python: Any, query: dict[str, Any], lengths: str) -> dict[str, Any]:
+    if get_origin(python) is Literal:  # names of a catalogue
+        return {"type": "string", "enum": list(get_args(python)), **_schema(str, query, lengths)}
     out: dict[str, Any] = {"type": _JSON_TYPE.get(python, "object")}  # else a model: an object of its fields
     names = {"ge": "minimum", "le": "maximum", "min_length": "min" + lengths, "max_length": "max" + lengths}
     for key, value in query.items():

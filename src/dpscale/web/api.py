@@ -173,11 +173,15 @@ def _endpoint(
     """
 
     known = frozenset(item.api.name or item.name for item in definition.on("api"))
+    lists = frozenset(
+        item.api.name or item.name for item in definition.on("api") if kind_of(item).api(item, most=1).each is not None
+    )
 
     def checked(request: Request, values: dict[str, Any]) -> Any:
         # A parameter the endpoint does not take (deadline for deadline_seconds) is refused by name,
         # not ignored: the answer would silently be to another question. Named parameters alone
         # (the usual case) are seen in one look; otherwise the first unknown one, in the query's order.
+        # So is one value given twice where the parameter takes one (devices=64&devices=32).
         query = request.query_params
         if not known.issuperset(query.keys()):
             for name in query:
@@ -185,6 +189,11 @@ def _endpoint(
                     continue
                 accepted = N_("a parameter of this endpoint: %(names)s")
                 raise InvalidInput(name, query[name], accepted, params={"names": ", ".join(sorted(known))})
+        if len(query.multi_items()) != len(query):
+            for name in query:
+                given = query.getlist(name)
+                if len(given) > 1 and name not in lists:
+                    raise InvalidInput(name, " and ".join(given), N_("one value (the parameter given once)"))
         return _answered(request, compute(**values), dumped=dumped)
 
     def costly_route(request: Request, **values: Any) -> Any:
