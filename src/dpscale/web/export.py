@@ -56,8 +56,6 @@ COMMANDS = {
 # Where an answer keeps its rows, when it has several.
 ROWS = ("predictions", "options", "models")
 
-# A posted body's keys, where the API's body names an input otherwise (/api/v1/fit takes points and models).
-_BODY_NAMES = {"measurements": "points", "model": "models"}
 
 
 # What a query string carries as it is (urllib's always-safe characters): most names and values are only these.
@@ -211,9 +209,7 @@ def _positional(item: Input, value: Any, files: list[tuple[str, str]]) -> str | 
 
 
 def _api_value(item: Input, value: Any) -> Any:
-    """The input's value as the API's JSON takes it: a number in its unit, a list, a name."""
-    if item.name == "model":  # fit's laws: a list in the API, "auto" its absence
-        return None if value == "auto" else [name.strip() for name in str(value).split(",")]
+    """The input's value as the API's JSON takes it: a number in its unit, a list, a name (None: left out)."""
     return kind_of(item).api_value(item, value)
 
 
@@ -230,7 +226,7 @@ def api_call(
     if posted and (name == "fit" or any(kind_of(item).posted for item, _ in given)):
         body: dict[str, Any] = {}
         for item, value in given:
-            key = _BODY_NAMES.get(item.name, item.name) if name == "fit" else item.api.name or item.name
+            key = item.api.name or item.name
             body[key] = (
                 texts.get(item.name, _api_value(item, value)) if kind_of(item).posted else _api_value(item, value)
             )
