@@ -57,7 +57,6 @@ COMMANDS = {
 ROWS = ("predictions", "options", "models")
 
 
-
 # What a query string carries as it is (urllib's always-safe characters): most names and values are only these.
 _SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~-"
 _AS_IS = re.compile(r"[A-Za-z0-9_.~-]*")
