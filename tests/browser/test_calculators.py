@@ -105,7 +105,7 @@ def test_fit_paste_and_upload(browser: Any, server: str, tmp_path: Any) -> None:
     assert "usl" in page.locator("#chosen").inner_text()
     upload = tmp_path / "runs.csv"
     upload.write_text("devices,throughput\n1,100\n2,199\n4,396\n8,785\n", encoding="utf-8")
-    page.set_input_files("#upload", str(upload))
+    page.set_input_files("#measurements-file", str(upload))
     page.wait_for_function("document.querySelector('#measurements').value.includes('785')")
     page.locator("#chosen").filter(has_text="constant").or_(
         page.locator("#chosen").filter(has_text="amdahl")

@@ -113,6 +113,7 @@ def test_every_kind_has_a_widget(kind: Kind) -> None:
     assert (kind.element == "select") == bool(kind.options(item))
     assert (kind.element == "textarea") == (kind.rows > 0)
     assert not kind.file or kind.element == "textarea"
+    assert not kind.file or (kind.file_types and kind.file_label and "%(limit)s" in kind.file_too_large)
 
 
 @by_kind
@@ -191,9 +192,8 @@ def test_an_inputs_kind_makes_the_query_parameter_the_api_has(
 def test_the_page_draws_each_input_as_its_kind_says() -> None:
     client = TestClient(create_app())
     drawn = 0
-    for calc in CALCULATORS.values():
-        if calc.definition is None or not calc.definition.groups:
-            continue  # the scaling and fit pages draw their fields themselves
+    for calc in CALCULATORS.values():  # every page, the scaling and fit pages too
+        assert calc.definition is not None and calc.definition.groups, calc.name
         page = client.get(calc.path, params={"lang": "en"}).text
         for item in calc.definition.on("page"):
             kind = calc.fields[item.name].kind
@@ -203,6 +203,9 @@ def test_the_page_draws_each_input_as_its_kind_says() -> None:
                 assert f'inputmode="{kind.inputmode}"' in tag.group(0), item.name
             else:
                 assert f'<{kind.element} id="{item.name}"' in page, item.name
+            if kind.file:  # its file chooser beside it, offering the files the kind reads
+                chooser = re.search(rf'<input id="{item.name}-file"[^>]*>', page)
+                assert chooser is not None and f'accept="{kind.file_types}"' in chooser.group(0), item.name
             drawn += 1
     assert drawn > 20
 

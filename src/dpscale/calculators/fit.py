@@ -12,13 +12,14 @@ import math
 
 from dpscale import _validate
 from dpscale.calculators.shown import Grid, Note, Shown
+from dpscale.errors import N_
 from dpscale.fit.fitting import fit
 from dpscale.fit.laws import MODELS
 from dpscale.fit.results import Fit
 from dpscale.format import format_estimate, format_number, format_percent, format_r2
 from dpscale.i18n import Lang, translation
 from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
-from dpscale.kinds.fitted import AUTO, ModelNames, models_named
+from dpscale.kinds.fitted import AUTO, models_named
 
 __all__ = [
     "AT",
@@ -26,7 +27,6 @@ __all__ = [
     "FIT",
     "MAX_POINTS",
     "MAX_SIZES",
-    "MODEL_MENU",
     "SYMBOLS",
     "models_grid",
     "models_named",
@@ -51,7 +51,12 @@ AT = Input(
     "Sizes to predict: 128,256,512 or 64..1024.",
     low=1,
     high=_validate.MAX_DEVICES,
-    page=Page(example=("32; 64; 128", "32, 64, 128")),
+    page=Page(
+        label=N_("Sizes to predict"),
+        hint=N_("For example 32, 64, 128, or 64..1024."),
+        example=("32; 64; 128", "32, 64, 128"),
+        group="measurements",
+    ),
 )
 
 FIT = Definition(
@@ -63,7 +68,16 @@ FIT = Definition(
             "CSV (devices,throughput columns) or JSON lines from dpscale measure.",
             required=True,
             cli=Cli(positional=True),
-            page=Page(example=(EXAMPLE, EXAMPLE)),
+            page=Page(
+                label=N_("Measured runs: devices and cluster throughput, one run per line"),
+                hint=N_(
+                    "Paste two columns, devices then throughput, with or without a devices,throughput header (commas, "
+                    "semicolons or tabs; numbers as you write them, or as a program does: 367.29), or JSON lines from "
+                    "dpscale measure. Repeated runs at one size are welcome."
+                ),
+                example=(EXAMPLE, EXAMPLE),
+                group="measurements",
+            ),
             api=Api(name="points"),
         ),
         AT,
@@ -73,19 +87,16 @@ FIT = Definition(
             f"{AUTO} (all, ranked by AICc) or {', '.join(MODELS)}.",
             default=AUTO,
             cli=Cli(short="-m"),
-            page=Page(example=(AUTO, AUTO)),
+            page=Page(label=N_("Model"), example=(AUTO, AUTO), group="measurements"),
             api=Api(name="models"),
         ),
     ),
     _build,
+    groups=(("measurements", N_("Measurements")),),
 )
 
 
 SYMBOLS = {"lambda": "λ", "sigma": "σ", "kappa": "κ"}  # the parameters by the symbols the formulas use
-# The page's menu of models, as the input's kind offers them: every one ranked by AICc, or one of the catalogue.
-MODEL_MENU: tuple[tuple[str, str], ...] = tuple(
-    (value, label) for value, label, _ in ModelNames().options(FIT.inputs[-1])
-)
 
 
 def present(f: Fit, lang: Lang) -> Shown:

@@ -41,6 +41,9 @@ class Kind:
     percent: ClassVar[str] = ""  # in %: "share" (85 and 0.85 mean 85 %) or "variation" (every bare number in %)
     rows: ClassVar[int] = 0  # a textarea's
     file: ClassVar[bool] = False  # a file chooser fills the textarea
+    file_types: ClassVar[str] = ""  # what the file chooser offers: its accept list
+    file_label: ClassVar[str] = ""  # the file chooser's label, a catalog message
+    file_too_large: ClassVar[str] = ""  # a file too large to send, said with %(limit)s bytes and %(mib)s MiB
     beside_preset: ClassVar[bool] = False  # typed in place of a preset chosen above (a link's bandwidth)
     # The command line and the API
     flag: ClassVar[bool] = False  # a flag (--overlap, --no-overlap), not a text

@@ -80,6 +80,15 @@ class Measurements(Kind):
     localized = True
     kept_when_same = True
     cli_file = True
+    element = "textarea"
+    rows = 8
+    file = True
+    file_types = ".csv,.tsv,.txt,.jsonl,.json"
+    file_label = N_("Or load a file")
+    file_too_large = N_(
+        "This file is too large to send: a request may send at most %(limit)s bytes (%(mib)s MiB). "
+        "Keep fewer measurements, or fit it with dpscale fit on the command line."
+    )
 
     def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
         """The points of a file's text, its numbers read as people write them in ``lang``; its header
@@ -170,6 +179,12 @@ class NcclTests(Kind):
     element = "textarea"
     rows = 4
     file = True
+    file_types = ".txt,.log,.out,.json"
+    file_label = N_("Or choose the log file")
+    file_too_large = N_(
+        "This file is too large to send: a request may send at most %(limit)s bytes (%(mib)s MiB). "
+        "An nccl-tests log is usually 5 to 20 kB a run: keep only the runs you need."
+    )
     api_text = True
     posted = True
 

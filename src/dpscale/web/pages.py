@@ -21,7 +21,6 @@ from markupsafe import Markup, escape
 
 from dpscale import scaling
 from dpscale._version import __version__
-from dpscale.calculators.fit import MODEL_MENU
 from dpscale.collectives.names import bus_factor
 from dpscale.format import (
     format_duration,
@@ -126,7 +125,6 @@ def _helpers(chosen: Lang) -> dict[str, Any]:
         "gib": lambda x: format_memory(x, chosen),
         "gbps": lambda x: format_gigabytes_per_second(x, chosen, decimals=1),
         "bus_factor": bus_factor,
-        "model_menu": MODEL_MENU,  # /fit's menu of models, from the catalogue
         "prediction_notes": lambda p: prediction_notes(p, chosen),
         "levers_title": lambda p: levers_title(p, chosen),
         "prediction_table": lambda p: prediction_table(p, chosen),  # the rows the terminal prints
