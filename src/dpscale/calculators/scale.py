@@ -154,9 +154,10 @@ def present(result: Solution | Scaling, lang: Lang) -> Shown:
 
 
 def warnings(solution: Solution, lang: Lang) -> list[str]:
-    """What to check before trusting the result: an efficiency above 100 %."""
+    """What to check before trusting the result: an efficiency above 100 % (the command line says it is a warning,
+    as it says every other)."""
     if not solution.scaling.superlinear:
         return []
     _ = translation(lang).gettext
-    warning = _("warning: efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput")
+    warning = _("efficiency %(e)s is above 100%% (superlinear scaling); check the single-device throughput")
     return [warning % {"e": format_percent(solution.scaling.efficiency, lang)}]

@@ -81,8 +81,9 @@ def warning_line(text: str, lang: Lang) -> str:
 
 
 def print_warning(text: str, lang: Lang, console: Console | None = None) -> None:
-    """A warning, in yellow, on standard error: what a pipe or a file keeps is the result."""
-    (console or _console(stderr=True)).print(Text(warning_line(escaped(text), lang), style="yellow"))
+    """A warning, in yellow, on standard error (what a pipe or a file keeps is the result), on one line that a
+    terminal folds itself: a log keeps it whole."""
+    (console or _console(stderr=True)).print(Text(warning_line(escaped(text), lang), style="yellow"), soft_wrap=True)
 
 
 def print_shown(shown: Shown, lang: Lang, console: Console | None = None) -> None:

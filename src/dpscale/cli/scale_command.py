@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -20,8 +19,10 @@ __all__ = ["register"]
 def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
     language = lang_of(lang)
     solution: Solution = build(SCALING, given, language)
-    for warning in warnings(solution, language):
-        print(warning, file=sys.stderr)
+    for warning in warnings(solution, language):  # --json too: its object has no room for them
+        from dpscale.cli.render import print_warning
+
+        print_warning(warning, language)
     respond(solution, language, as_json=as_json, payload=_payload, present=present, plot=plot, chart=_chart)
 
 
