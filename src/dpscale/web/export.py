@@ -14,17 +14,18 @@ else the answer is one row), a nested value flattened to ``key.sub`` and ``key.0
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, unquote
 
 from dpscale.inputs import Input
-from dpscale.kinds import kind_of
+from dpscale.kinds import Kind, kind_of
 from dpscale.kinds.kind import plain_number
 
 __all__ = [
@@ -167,19 +168,18 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
     files: list[tuple[str, str]] = []
     left_out: list[str] = []
     positional: list[str | None] = []
-    for item in inputs:
+    for item, kind, place in _edges(inputs).cli:
         value = values.get(item.name)
-        if "cli" not in item.edges:
+        if place == "no cli":
             if _given(item, value):
                 left_out.append(item.name)
             continue
-        if item.cli.positional and not (item.cli.option or item.cli.short):  # an argument, in the definition's order
-            text = _positional(item, value, files)
+        if place == "argument":  # in the definition's order
+            text = _positional(item, kind, value, files)
             positional.append(text)
             continue
         if not _given(item, value):
             continue
-        kind = kind_of(item)
         if kind.flag:  # written only where it says the other than the default
             args.append(item.cli_option)
         elif kind.cli_file:
@@ -197,8 +197,7 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
     return Command(tuple(args), tuple(files), tuple(left_out))
 
 
-def _positional(item: Input, value: Any, files: list[tuple[str, str]]) -> str | None:
-    kind = kind_of(item)
+def _positional(item: Input, kind: Kind, value: Any, files: list[tuple[str, str]]) -> str | None:
     if value is None:
         return None if item.default is None else kind.plain(item, item.default)
     if kind.cli_file:
@@ -207,9 +206,42 @@ def _positional(item: Input, value: Any, files: list[tuple[str, str]]) -> str | 
     return kind.plain(item, value)
 
 
-def _api_value(item: Input, value: Any) -> Any:
-    """The input's value as the API's JSON takes it: a number in its unit, a list, a name (None: left out)."""
-    return kind_of(item).api_value(item, value)
+class _Edges(NamedTuple):
+    """What a definition's inputs are to the command line and the API, found once per definition (what a request
+    writes depends on its values alone): each input with its kind and its place on the command line (an
+    ``option``, an ``argument``, ``no cli``), and the API's inputs with their kind and key."""
+
+    cli: tuple[tuple[Input, Kind, str], ...]
+    api: tuple[tuple[Input, Kind, str], ...]
+
+
+def _edges(inputs: tuple[Input, ...]) -> _Edges:
+    # Kept by the tuple's identity: hashing a definition's inputs costs more than finding their edges.
+    kept = _EDGES.get(id(inputs))
+    if kept is not None and kept[0] is inputs:
+        return kept[1]
+    if len(_EDGES) >= 64:  # a few definitions in an application; tests make more
+        _EDGES.clear()
+    cli = tuple((item, kind_of(item), _place(item)) for item in inputs)
+    api = tuple((item, kind_of(item), item.api.name or item.name) for item in inputs if "api" in item.edges)
+    found = _Edges(cli, api)
+    _EDGES[id(inputs)] = (inputs, found)
+    return found
+
+
+_EDGES: dict[int, tuple[tuple[Input, ...], _Edges]] = {}
+
+
+def _place(item: Input) -> str:
+    if "cli" not in item.edges:
+        return "no cli"
+    return "argument" if item.cli.positional and not (item.cli.option or item.cli.short) else "option"
+
+
+@functools.lru_cache(maxsize=256)
+def _quoted_name(name: str) -> str:
+    """An API key quoted: a definition's own name, the same on every request."""
+    return _quoted(name)
 
 
 def api_call(
@@ -219,25 +251,27 @@ def api_call(
 
     ``texts``: an input's text as the page holds it, where the API wants text (an nccl-tests log).
     """
-    given = [(item, values.get(item.name)) for item in inputs if "api" in item.edges]
-    given = [(item, value) for item, value in given if _given(item, value)]
+    given = [
+        (item, kind, key, value)
+        for item, kind, key in _edges(inputs).api
+        if _given(item, value := values.get(item.name))
+    ]
     url = f"{base.rstrip('/')}/api/v1/{name}"
-    if posted and (name == "fit" or any(kind_of(item).posted for item, _ in given)):
+    if posted and (name == "fit" or any(kind.posted for _, kind, _, _ in given)):
         body: dict[str, Any] = {}
-        for item, value in given:
-            key = item.api.name or item.name
+        for item, kind, key, value in given:
             body[key] = (
-                texts.get(item.name, _api_value(item, value)) if kind_of(item).posted else _api_value(item, value)
+                texts.get(item.name, kind.api_value(item, value)) if kind.posted else kind.api_value(item, value)
             )
         data = json.dumps({k: v for k, v in body.items() if v is not None}, ensure_ascii=False)
         return f"curl {shlex.quote(url)} -H 'Content-Type: application/json' --data-binary @- <<'EOF'\n{data}\nEOF"
-    query: list[tuple[str, str]] = []
-    for item, value in given:
-        key = item.api.name or item.name
-        shown = _api_value(item, value)
+    query: list[str] = []
+    for item, kind, key, value in given:
+        shown = kind.api_value(item, value)
+        quoted_key = _quoted_name(key)
         for each in shown if isinstance(shown, list) else [shown]:
-            query.append((key, each if isinstance(each, str) else plain_number(each)))
-    return f"curl {shlex.quote(url + ('?' + query_string(query) if query else ''))}"
+            query.append(f"{quoted_key}={_quoted(each if isinstance(each, str) else plain_number(each))}")
+    return f"curl {shlex.quote(url + ('?' + '&'.join(query) if query else ''))}"
 
 
 @dataclass(frozen=True)
