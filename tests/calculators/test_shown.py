@@ -213,3 +213,21 @@ def test_every_term_says_its_source_in_both_languages() -> None:
     english = prediction_grid(p, "en").header
     assert english[5:9] == ("measured\nCompute", "assumed\nComm.", "assumed\nWait", "measured\nInput")
     assert all(len(h.split("\n")) == 2 for h in prediction_grid(p, "fr").header[5:9])  # the source above, in French
+
+
+def test_scaling_labels_translated_once_are_each_languages_own() -> None:
+    """scale.present translates its labels once per language (_labels): each language still gets its own, as
+    gettext says them, whichever language asked first; the solved quantity is marked in the same language."""
+    from dpscale.i18n import translation
+    from dpscale.scaling import solve
+
+    solution = solve(devices=None, per_device_throughput=2000, efficiency=0.9, actual_throughput=115200)
+    for lang in ("en", "fr", "en", "fr"):
+        _ = translation(lang).gettext
+        rows = scale_calculator.present(solution, lang).rows  # type: ignore[arg-type]
+        assert rows[0].label == _("Devices (d)")
+        assert rows[0].mark == _("solved")
+        assert rows[-1].label == _("Lost throughput (I − A)")
+    assert (
+        scale_calculator.present(solution, "fr").rows[0].label != scale_calculator.present(solution, "en").rows[0].label
+    )

@@ -5,6 +5,8 @@ What it takes (:data:`SCALING`), computes (:func:`dpscale.scaling.solve`) and sh
 
 from __future__ import annotations
 
+import functools
+
 from dpscale import _validate
 from dpscale.calculators.shown import Note, Row, Rows, Shown
 from dpscale.errors import N_, InvalidInput
@@ -117,11 +119,30 @@ SCALING = Definition(
 )
 
 
+# The rows a result shows, in order: each quantity's key (as the JSON names it) and its label.
+_ROWS = (
+    ("devices", N_("Devices (d)")),
+    ("per_device_throughput", N_("Per-device throughput (v)")),
+    ("efficiency", N_("Scaling efficiency (E)")),
+    ("ideal_throughput", N_("Ideal throughput (I = d·v)")),
+    ("actual_throughput", N_("Actual throughput (A = I·E)")),
+    ("speedup", N_("Speedup (S = d·E)")),
+    ("lost_throughput", N_("Lost throughput (I − A)")),
+)
+
+
+@functools.cache
+def _labels(lang: Lang) -> tuple[dict[str, str], str]:
+    """The rows' labels and the mark of the one solved for, in ``lang``: the same for every result, translated once."""
+    _ = translation(lang).gettext
+    return {key: _(label) for key, label in _ROWS}, _("solved")
+
+
 def present(result: Solution | Scaling, lang: Lang) -> Shown:
     """I, A, S and I − A with the inputs; the quantity solved for emphasised, and what a target leaves over."""
-    _ = translation(lang).gettext
     solution = result if isinstance(result, Solution) else Solution("actual_throughput", result)
     s = solution.scaling
+    labels, solved_mark = _labels(lang)
 
     def throughput(x: float) -> str:
         return f"{format_number(x, lang)} {s.unit}"
@@ -129,25 +150,29 @@ def present(result: Solution | Scaling, lang: Lang) -> Shown:
     solved = None if solution.unknown == "actual_throughput" else solution.unknown
     main = solved or "actual_throughput"
 
-    def row(label: str, value: str, key: str, *, given: bool = False) -> Row:
-        mark = _("solved") if key == solved else None
-        return Row(label, value, key, given=given and key != solved, main=key == main, mark=mark)
+    def row(key: str, value: str, *, given: bool = False) -> Row:
+        mark = solved_mark if key == solved else None
+        return Row(labels[key], value, key, given=given and key != solved, main=key == main, mark=mark)
 
     rows = (
-        row(_("Devices (d)"), format_number(s.devices, lang), "devices", given=True),
-        row(_("Per-device throughput (v)"), throughput(s.per_device_throughput), "per_device_throughput", given=True),
-        row(_("Scaling efficiency (E)"), format_percent(s.efficiency, lang), "efficiency", given=True),
-        row(_("Ideal throughput (I = d·v)"), throughput(s.ideal_throughput), "ideal_throughput"),
-        row(_("Actual throughput (A = I·E)"), throughput(s.actual_throughput), "actual_throughput"),
-        row(_("Speedup (S = d·E)"), format_speedup(s.speedup, lang), "speedup"),
-        row(_("Lost throughput (I − A)"), throughput(s.lost_throughput), "lost_throughput"),
+        row("devices", format_number(s.devices, lang), given=True),
+        row("per_device_throughput", throughput(s.per_device_throughput), given=True),
+        row("efficiency", format_percent(s.efficiency, lang), given=True),
+        row("ideal_throughput", throughput(s.ideal_throughput)),
+        row("actual_throughput", throughput(s.actual_throughput)),
+        row("speedup", format_speedup(s.speedup, lang)),
+        row("lost_throughput", throughput(s.lost_throughput)),
     )
     parts: list[Rows | Note] = [Rows(rows)]
     if solution.target_throughput is not None and solution.surplus_throughput > 0:
-        said = _("Target {target}: {devices} devices give {surplus} more.").format(
-            target=throughput(solution.target_throughput),
-            devices=format_number(s.devices, lang),
-            surplus=throughput(solution.surplus_throughput),
+        said = (
+            translation(lang)
+            .gettext("Target {target}: {devices} devices give {surplus} more.")
+            .format(
+                target=throughput(solution.target_throughput),
+                devices=format_number(s.devices, lang),
+                surplus=throughput(solution.surplus_throughput),
+            )
         )
         parts.append(Note(said, key="surplus"))
     return Shown(tuple(parts))
