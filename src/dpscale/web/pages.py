@@ -262,7 +262,13 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
 
 
 def _html(page: str | bytes, chosen: Lang) -> HTMLResponse:
-    return HTMLResponse(page, headers={"content-language": chosen, "vary": "accept-language"})
+    response = HTMLResponse(page)  # its length and type
+    # Before them, as HTMLResponse(page, headers=…) writes them: the language's own, encoded once, not per request.
+    response.raw_headers[:0] = _SAID[chosen]
+    return response
+
+
+_SAID = {lang: ((b"content-language", lang.encode()), (b"vary", b"accept-language")) for lang in LANGUAGES}
 
 
 def _switch(asked: _Asked) -> str:
@@ -283,7 +289,8 @@ def render_page(
     inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
     filled = {
         "fields": parts.inputs(form, calc),
-        "results": parts.results(form, asked.query, inline) + speech.takeaway.block(asked.taken, calc.name),
+        # Joined as plain text (Markup + Markup makes a new Markup): the page only encodes it.
+        "results": "".join((parts.results(form, asked.query, inline), speech.takeaway.block(asked.taken, calc.name))),
         "example": parts.example(form),
         "switch": str(escape(_switch(asked))),
     }
