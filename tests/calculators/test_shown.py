@@ -231,3 +231,29 @@ def test_scaling_labels_translated_once_are_each_languages_own() -> None:
     assert (
         scale_calculator.present(solution, "fr").rows[0].label != scale_calculator.present(solution, "en").rows[0].label
     )
+
+
+@pytest.mark.parametrize("given", [True, False])
+@pytest.mark.parametrize("main", [True, False])
+@pytest.mark.parametrize("mark", [None, "solved"])
+def test_row_of_makes_the_row_that_row_makes(given: bool, main: bool, mark: str | None) -> None:
+    """row_of sets Row's slots itself: the same row, as frozen, with each field where Row puts it."""
+    import dataclasses
+    import inspect
+
+    from dpscale.calculators.shown import row_of
+
+    assert [f.name for f in dataclasses.fields(Row)] == list(inspect.signature(row_of).parameters)
+    made = row_of("Devices", "64", "devices", given, main, mark)
+    assert made == Row("Devices", "64", "devices", given=given, main=main, mark=mark)
+    assert (made.label, made.value, made.key, made.given, made.main, made.mark) == (
+        "Devices",
+        "64",
+        "devices",
+        given,
+        main,
+        mark,
+    )
+    assert hash(made) == hash(Row("Devices", "64", "devices", given=given, main=main, mark=mark))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.label = "other"  # type: ignore[misc]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from dpscale import _validate
-from dpscale.calculators.shown import Note, Row, Rows, Shown
+from dpscale.calculators.shown import Note, Row, Rows, Shown, row_of
 from dpscale.errors import N_, InvalidInput
 from dpscale.format import format_number, format_percent, format_speedup
 from dpscale.i18n import Lang, translation
@@ -152,7 +152,7 @@ def present(result: Solution | Scaling, lang: Lang) -> Shown:
 
     def row(key: str, value: str, *, given: bool = False) -> Row:
         mark = solved_mark if key == solved else None
-        return Row(labels[key], value, key, given=given and key != solved, main=key == main, mark=mark)
+        return row_of(labels[key], value, key, given and key != solved, key == main, mark)
 
     rows = (
         row("devices", format_number(s.devices, lang), given=True),

@@ -9,10 +9,10 @@ of its own. No Rich, no numpy and no I/O here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
-__all__ = ["Block", "Grid", "Note", "Part", "Row", "Rows", "Shown"]
+__all__ = ["Block", "Grid", "Note", "Part", "Row", "Rows", "Shown", "row_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,23 @@ class Row:
     given: bool = False
     main: bool = False
     mark: str | None = None
+
+
+# Row's fields as their slots set them (a test holds these to Row's own fields, in order).
+_LABEL, _VALUE, _KEY, _GIVEN, _MAIN, _MARK = (getattr(Row, field.name).__set__ for field in fields(Row))
+
+
+def row_of(label: str, value: str, key: str | None, given: bool, main: bool, mark: str | None) -> Row:
+    """``Row(label, value, key, given=given, main=main, mark=mark)``, made in half the time: a page's result makes its
+    rows on every request, and a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``."""
+    row = object.__new__(Row)
+    _LABEL(row, label)
+    _VALUE(row, value)
+    _KEY(row, key)
+    _GIVEN(row, given)
+    _MAIN(row, main)
+    _MARK(row, mark)
+    return row
 
 
 @dataclass(frozen=True, slots=True)
