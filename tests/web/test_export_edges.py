@@ -25,3 +25,12 @@ def test_other_inputs_are_written_as_they_are_not_as_the_first() -> None:
     assert f"{quote_plus('débit unit')}={quote_plus('échantillons/s')}" in call
     # And the first inputs again: as before.
     assert command_of("scaling", SCALING.inputs, VALUES) == before
+
+
+def test_an_option_renamed_is_written_by_its_new_name() -> None:
+    renamed = tuple(
+        item._replace(cli=item.cli._replace(option="--label")) if item.name == "unit" else item
+        for item in SCALING.inputs
+    )
+    assert command_of("scaling", renamed, VALUES).args[-2:] == ("--label", "échantillons/s")
+    assert command_of("scaling", SCALING.inputs, VALUES).args[-2:] == ("--unit", "échantillons/s")

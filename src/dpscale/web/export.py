@@ -168,7 +168,7 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
     files: list[tuple[str, str]] = []
     left_out: list[str] = []
     positional: list[str | None] = []
-    for item, kind, place in _edges(inputs).cli:
+    for item, kind, place, option in _edges(inputs).cli:
         value = values.get(item.name)
         if place == "no cli":
             if _given(item, value):
@@ -181,13 +181,13 @@ def command_of(name: str, inputs: tuple[Input, ...], values: dict[str, Any]) -> 
         if not _given(item, value):
             continue
         if kind.flag:  # written only where it says the other than the default
-            args.append(item.cli_option)
+            args.append(option)
         elif kind.cli_file:
             files.append((f"{item.name}.csv", kind.plain(item, value)))
-            args += [item.cli_option, f"{item.name}.csv"]
+            args += [option, f"{item.name}.csv"]
         else:  # once, or once for each of its values (devices:throughput pairs)
             for text in kind.plain_each(item, value):
-                args += [item.cli_option, text]
+                args += [option, text]
     while positional and positional[-1] is None:
         positional.pop()
     if None in positional:  # an argument left out before one given: the command line cannot say it
@@ -209,9 +209,9 @@ def _positional(item: Input, kind: Kind, value: Any, files: list[tuple[str, str]
 class _Edges(NamedTuple):
     """What a definition's inputs are to the command line and the API, found once per definition (what a request
     writes depends on its values alone): each input with its kind and its place on the command line (an
-    ``option``, an ``argument``, ``no cli``), and the API's inputs with their kind and key."""
+    ``option``, an ``argument``, ``no cli``) and its option, and the API's inputs with their kind and key."""
 
-    cli: tuple[tuple[Input, Kind, str], ...]
+    cli: tuple[tuple[Input, Kind, str, str], ...]
     api: tuple[tuple[Input, Kind, str], ...]
 
 
@@ -222,7 +222,7 @@ def _edges(inputs: tuple[Input, ...]) -> _Edges:
         return kept[1]
     if len(_EDGES) >= 64:  # a few definitions in an application; tests make more
         _EDGES.clear()
-    cli = tuple((item, kind_of(item), _place(item)) for item in inputs)
+    cli = tuple((item, kind_of(item), _place(item), item.cli_option) for item in inputs)
     api = tuple((item, kind_of(item), item.api.name or item.name) for item in inputs if "api" in item.edges)
     found = _Edges(cli, api)
     _EDGES[id(inputs)] = (inputs, found)
