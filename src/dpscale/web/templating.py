@@ -163,12 +163,21 @@ def _called(context: Context, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("_loop_vars", None)
         kwargs.pop("_block_vars", None)
         try:
+            if kind is Macro and not kwargs and _whole(f, args):
+                text = f._func(*args)
+                return Markup(text) if context.eval_ctx.autoescape else text  # noqa: S704 - as Macro's call marks it
             return f(context.eval_ctx, *args, **kwargs) if kind is Macro else f(*args, **kwargs)
         except StopIteration:
             return context.environment.undefined(
                 "value was undefined because a callable raised a StopIteration exception"
             )
     return context.call(f, *args, **kwargs)
+
+
+def _whole(macro: Macro, args: tuple[Any, ...]) -> bool:
+    """Whether ``args`` are every argument of ``macro``, which takes no caller and no more: its body may then be
+    called with them as they are, as ``Macro.__call__`` would call it after sorting them (about 0.5 µs a call)."""
+    return len(args) == macro._argument_count and not (macro.caller or macro.catch_kwargs or macro.catch_varargs)
 
 
 class _TranslatingGenerator(CodeGenerator):
