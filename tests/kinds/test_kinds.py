@@ -193,7 +193,8 @@ def test_the_page_draws_each_input_as_its_kind_says() -> None:
     client = TestClient(create_app())
     drawn = 0
     for calc in CALCULATORS.values():  # every page, the scaling and fit pages too
-        assert calc.definition is not None and calc.definition.groups, calc.name
+        assert calc.definition is not None, calc.name
+        assert calc.definition.groups, calc.name
         page = client.get(calc.path, params={"lang": "en"}).text
         for item in calc.definition.on("page"):
             kind = calc.fields[item.name].kind
@@ -205,7 +206,8 @@ def test_the_page_draws_each_input_as_its_kind_says() -> None:
                 assert f'<{kind.element} id="{item.name}"' in page, item.name
             if kind.file:  # its file chooser beside it, offering the files the kind reads
                 chooser = re.search(rf'<input id="{item.name}-file"[^>]*>', page)
-                assert chooser is not None and f'accept="{kind.file_types}"' in chooser.group(0), item.name
+                assert chooser is not None, item.name
+                assert f'accept="{kind.file_types}"' in chooser.group(0), item.name
             drawn += 1
     assert drawn > 20
 

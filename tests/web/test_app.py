@@ -274,3 +274,11 @@ def test_a_parameter_that_takes_one_value_given_twice_is_refused(client: TestCli
     answer = client.get(listed)
     assert answer.status_code == 200
     assert [row["devices"] for row in answer.json()["predictions"]] == [8, 64]
+
+
+def test_predicts_body_reads_numbers_sent_as_text_as_its_query_does(client: TestClient) -> None:
+    """Only the fit's body holds JSON's types as written (its points); predict's reads "32" as its query reads it."""
+    body = {"devices": [64], "per_device_throughput": 100, "batch": "32", "params": 1e9, "intra": "nvlink3"}
+    assert client.post("/api/v1/predict", json=body).status_code == 200
+    points = [{"devices": 1, "throughput": 367.29}, {"devices": 4, "throughput": 1449.48}]
+    assert client.post("/api/v1/fit", json={"points": points, "models": []}).status_code == 200  # every model

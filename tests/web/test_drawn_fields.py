@@ -76,7 +76,7 @@ class _Form(NamedTuple):
 
 
 @pytest.mark.parametrize("lang", ["fr", "en"])
-@pytest.mark.parametrize("name", [name for name in CALCULATORS if name != "fit"])  # the fit's are drawn by hand
+@pytest.mark.parametrize("name", list(CALCULATORS))
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_the_fields_drawn_once_are_those_drawn_whole(name: str, lang: Lang, data: Any) -> None:

@@ -42,7 +42,7 @@ class ModelNames(Kind):
 
         described = "The models to fit, each ranked by AICc; left out, every one."
         names: Any = Literal.__getitem__(tuple(MODELS))  # held to the catalogue, and said so in the schema
-        return ApiParameter(names, {"min_length": 1}, {}, described=described)
+        return ApiParameter(names, {}, {}, described=described)  # an empty list: every model, as before
 
     def api_value(self, item: Input, value: Any) -> Any:
         return models_named(value)

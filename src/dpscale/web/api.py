@@ -145,7 +145,7 @@ def _scaled(devices: int, per_device_throughput: float, efficiency: float, unit:
     return scale(devices, per_device_throughput, efficiency, unit=unit).to_dict()
 
 
-def _body(definition: Definition) -> type[BaseModel]:
+def _body(definition: Definition, *, strict: bool = False) -> type[BaseModel]:
     """The definition's inputs as a JSON body: the query's parameters, with the same types, bounds and defaults.
 
     For what a query string cannot carry (an nccl-tests log); unknown keys are refused, naming them.
@@ -158,7 +158,7 @@ def _body(definition: Definition) -> type[BaseModel]:
         extra = query.json_schema_extra
         field = Field(default, description=query.description, alias=query.alias, json_schema_extra=extra)
         fields[item.name] = (Annotated[(base, *query.metadata)] if query.metadata else base, field)
-    config = ConfigDict(extra="forbid", strict=True)  # JSON's types: true is not a count
+    config = ConfigDict(extra="forbid", strict=strict)  # strict: JSON's types as written (true is not a count)
     return create_model(f"{definition.name.capitalize()}In", __config__=config, **fields)
 
 
@@ -251,7 +251,7 @@ def api_predict_posted(request: Request, body: PredictIn) -> Any:  # type: ignor
     return _answered(request, _predict_posted(**body.model_dump()))  # type: ignore[attr-defined]
 
 
-FitIn = _body(FIT)
+FitIn = _body(FIT, strict=True)  # as its body always was: "8" is not a device count
 _fitted = _computed(FIT, lambda result: result.to_dict())
 
 
