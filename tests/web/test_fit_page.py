@@ -174,3 +174,9 @@ def test_the_menu_of_models_is_the_catalogue(client: TestClient, lang: str, cons
     assert [value for value, _ in options] == ["auto", *MODELS]
     assert dict(options)["constant"] == constant
     assert dict(options)["amdahl"] == "Amdahl"
+
+
+def test_a_model_named_in_capitals_in_a_link_is_the_option_selected(client: TestClient) -> None:
+    page = client.get("/fit", params={"lang": "en", "model": "AMDAHL"}).text
+    menu = page.split('<select id="model"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r'<option value="([^"]*)" selected', menu) == ["amdahl"]

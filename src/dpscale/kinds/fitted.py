@@ -44,6 +44,11 @@ class ModelNames(Kind):
         names: Any = Literal.__getitem__(tuple(MODELS))  # held to the catalogue, and said so in the schema
         return ApiParameter(names, {}, {}, described=described)  # an empty list: every model, as before
 
+    def field_text(self, item: Input, value: Any, text: str) -> str:
+        """The menu's option a link's one model names (AMDAHL: amdahl), so that the page shows what it fitted."""
+        named = models_named(text)
+        return named[0] if named is not None and len(named) == 1 else text
+
     def api_value(self, item: Input, value: Any) -> Any:
         return models_named(value)
 
