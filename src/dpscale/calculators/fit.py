@@ -25,16 +25,11 @@ __all__ = [
     "AT",
     "AUTO",
     "FIT",
-    "MAX_POINTS",
-    "MAX_SIZES",
     "SYMBOLS",
     "models_grid",
     "models_named",
     "present",
 ]
-
-MAX_POINTS = 10_000  # measurements one fit takes (a file's bound too: dpscale._files)
-MAX_SIZES = 256  # sizes one fit predicts at
 
 
 def _build(values: Values) -> Fit:

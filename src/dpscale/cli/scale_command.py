@@ -19,10 +19,12 @@ __all__ = ["register"]
 def _scale(given: dict[str, Any], *, plot: str | None, as_json: bool, lang: str | None) -> None:
     language = lang_of(lang)
     solution: Solution = build(SCALING, given, language)
-    for warning in warnings(solution, language):  # --json too: its object has no room for them
+    said = warnings(solution, language)
+    if said:  # --json too: its object has no room for them (Rich is loaded only then)
         from dpscale.cli.render import print_warning
 
-        print_warning(warning, language)
+        for warning in said:
+            print_warning(warning, language)
     respond(solution, language, as_json=as_json, payload=_payload, present=present, plot=plot, chart=_chart)
 
 

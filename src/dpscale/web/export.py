@@ -63,7 +63,7 @@ _SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~-"
 _AS_IS = re.compile(r"[A-Za-z0-9_.~-]*")
 # What quote_plus writes for each byte of a text's UTF-8: itself where safe, + for a space, else %XX. A page's
 # unit (échantillons/s) and efficiency (90 %) are quoted on every request; a lookup per byte is quicker
-# than urllib's own quoter (tests/web/test_export.py holds the two to the same text).
+# than urllib's own quoter (tests/web/test_page_speed_query.py holds the two to the same text).
 _BYTE_QUOTED = tuple(chr(b) if b in _SAFE else "+" if b == 0x20 else f"%{b:02X}" for b in range(256))
 
 
