@@ -17,6 +17,7 @@ from dpscale import InvalidInput, RunFailed
 from dpscale.fit import fit, read_points
 from dpscale.measure.launcher import Launch, measure, probe
 from tests.distributed.conftest import processes_mentioning, workers_left
+from tests.gloo_exit import SCRIPT_ENDING
 
 pytestmark = pytest.mark.distributed
 SMALL = {"workload": "mlp", "params": 2e5, "batch": 16, "steps": 5, "warmup": 1, "repeats": 2}
@@ -166,7 +167,7 @@ def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent(
             f"""
-            import torch, torch.distributed as dist
+            import os, sys, torch, torch.distributed as dist
             from torch import nn
             from dpscale import Meter
             dist.init_process_group("gloo")
@@ -181,7 +182,8 @@ def test_meter_in_a_real_two_rank_loop(tmp_path: Path) -> None:
                         opt.step()
             dist.destroy_process_group()
             """
-        ),
+        )
+        + SCRIPT_ENDING,
         encoding="utf-8",
     )
     _two_ranks(script)
@@ -201,7 +203,7 @@ def test_meter_watching_ddp_records_where_the_step_goes(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent(
             f"""
-            import torch, torch.distributed as dist
+            import os, sys, torch, torch.distributed as dist
             from torch import nn
             from dpscale import Meter
             dist.init_process_group("gloo")
@@ -218,7 +220,8 @@ def test_meter_watching_ddp_records_where_the_step_goes(tmp_path: Path) -> None:
                         opt.step()
             dist.destroy_process_group()
             """
-        ),
+        )
+        + SCRIPT_ENDING,
         encoding="utf-8",
     )
     _two_ranks(script)

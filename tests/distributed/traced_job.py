@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.gloo_exit import leave
+
 STEPS = 6  # wait 1, warm-up 1, then 4 profiled steps
 EXTRA_SECONDS = 0.15  # of operators rank 1 runs alone each step, before its backward's collectives
 
@@ -79,6 +81,7 @@ def _rank(rank: int, out: str, kind: str) -> None:
             start = time.perf_counter()
     Path(f"{out}/timed{rank}.json").write_text(json.dumps({"steps": steps[2:], "extra": extra[2:]}))
     dist.destroy_process_group()
+    leave()  # not finalizing CPython: see tests/gloo_exit.py
 
 
 def main() -> None:

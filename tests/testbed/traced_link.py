@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from tests.gloo_exit import leave
+
 STEPS = 6  # wait 1, warm-up 1, then 4 profiled steps
 BATCH = 8  # samples per rank: compute small beside the link
 
@@ -48,6 +50,7 @@ def main() -> None:
         Path(out, "job.json").write_text(json.dumps({"params": gradients, "bytes": 4 * gradients}))
     dist.barrier()
     dist.destroy_process_group()
+    leave()  # not finalizing CPython: see tests/gloo_exit.py
 
 
 if __name__ == "__main__":

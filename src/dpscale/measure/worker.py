@@ -295,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     dist.barrier()
     if written is not None:
         print(f"{PROG}: {written}", file=sys.stderr)
-    # Every rank is done and the result is on disk (or said not to be). Leave without tearing the process group down:
-    # gloo's teardown can abort a rank whose peer closed its sockets first, and a measurement that
+    # Every rank is done and the result is on disk (or said not to be). Leave without tearing the process group
+    # down or finalizing CPython: a gloo worker thread that takes the GIL after finalization began is ended by
+    # pthread_exit where C++ may not unwind, std::terminate aborts the rank (SIGABRT), and a measurement that
     # completed must not be reported as failed for it.
     sys.stdout.flush()
     sys.stderr.flush()
