@@ -70,6 +70,13 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
     app.mount("/static", VersionedStatic(directory=STATIC), name="static")  # after the routes asked more often
     explain = explain_router()
     ours = [*app.router.routes[framework:], *explain.routes]
+    # The router tries each route in turn (about 0.6 µs each): the home page, which every visit opens, comes first,
+    # then the API and the other pages, and FastAPI's own /openapi.json, asked once by a docs page, last.
+    added = app.router.routes[framework:]
+    home = [
+        route for route in added if isinstance(route, Route) and route.path == "/" and "GET" in (route.methods or ())
+    ]
+    app.router.routes[:] = [*home, *(route for route in added if route not in home), *app.router.routes[:framework]]
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
