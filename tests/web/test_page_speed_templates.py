@@ -13,7 +13,7 @@ from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from dpscale.i18n import Lang, translation
-from dpscale.web.templating import _escaped, environment
+from dpscale.web.templating import _escaped, environment, macro_text
 
 
 class _Html:
@@ -87,3 +87,48 @@ def test_a_message_with_variables_is_written_as_gettext_writes_it(lang: Lang, va
     jinja.install_gettext_translations(translation(lang), newstyle=True)  # type: ignore[attr-defined]
     ours = environment(lang).from_string(MESSAGES).render(value=value)
     assert ours == jinja.from_string(MESSAGES).render(value=value)
+
+
+class _Shaped:
+    """An object whose attributes a template reads: one plain, one a property that fails, one it lacks."""
+
+    plain = "<p>"
+
+    @property
+    def failing(self) -> str:
+        raise AttributeError("failing")
+
+    def __getitem__(self, key: str) -> str:
+        return f"item {key}"
+
+
+ATTRIBUTES = """{{ o.plain }}|{{ o.failing }}|{{ o.absent }}|{{ d.key }}|{{ d.items is defined }}|{{ n.x is undefined }}
+{{ nested.inner.plain }}|{{ [o.plain, d.key] | join }}|{% for row in rows if row.keep %}{{ row.name }}{% endfor %}
+{{ (o.plain ~ d.key) | length }}|{{ 'a'.upper() }}|{{ o.plain if d.key else o.absent }}"""
+
+
+@given(st.text(alphabet="<>&'\" a", max_size=6))
+def test_a_template_reads_attributes_as_jinja_reads_them(value: str) -> None:
+    # An attribute, an item where the attribute is missing (or its property fails), undefined where neither is,
+    # nested, inside calls, filters, a loop's filter and a condition: as Jinja's environment.getattr gives them.
+    names = {
+        "o": _Shaped(),
+        "d": {"key": value},
+        "n": None,
+        "nested": {"inner": _Shaped()},
+        "rows": [{"keep": True, "name": value}, {"keep": False, "name": "no"}],
+    }
+    ours = environment("en").from_string(ATTRIBUTES).render(**names)
+    jinja = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(ATTRIBUTES).render(**names)
+    assert ours == jinja
+    assert "item failing" in ours  # the property failed: the item was read, as Jinja reads it
+
+
+MACROS = "{% macro m(x, y='<d>') %}[{{ x }}{{ y }}]{% endmacro %}"
+
+
+def test_a_macro_called_from_python_writes_what_its_call_writes() -> None:
+    module: Any = environment("en").from_string(MACROS).module
+    for args in [("<a>",), ("<a>", "b"), ("<a>", Markup("<i>"))]:
+        assert macro_text(module.m, *args) == str(module.m(*args))
+    assert macro_text(module.m, "<a>") == "[&lt;a&gt;&lt;d&gt;]"  # the default, as the call fills it in

@@ -42,7 +42,7 @@ from dpscale.web.chart_routes import PHONE_WIDTH, chart_uri
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
-from dpscale.web.templating import environment
+from dpscale.web.templating import environment, macro_text
 
 __all__ = ["Frame", "Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
 
@@ -288,10 +288,11 @@ def render_page(
     parts = speech.parts[calc.name]
     inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
     filled = {
-        "fields": parts.inputs(form, calc),
+        "fields": macro_text(parts.inputs, form, calc),
         # Joined as plain text (Markup + Markup makes a new Markup): the page only encodes it.
-        "results": "".join((parts.results(form, asked.query, inline), speech.takeaway.block(asked.taken, calc.name))),
-        "example": parts.example(form),
+        "results": macro_text(parts.results, form, asked.query, inline)
+        + macro_text(speech.takeaway.block, asked.taken, calc.name),
+        "example": macro_text(parts.example, form),
         "switch": str(escape(_switch(asked))),
     }
     texts, names = speech.frames[calc.name]
