@@ -1,4 +1,4 @@
-"""A macro called in a template with every argument runs its body straight (templating._called): the same text as
+"""A macro called in a template with every argument runs its body straight (jinja_compiler._called): the same text as
 Jinja's own call of it, escaped once, whatever the macro takes."""
 
 from __future__ import annotations

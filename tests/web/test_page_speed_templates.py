@@ -13,7 +13,8 @@ from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from dpscale.i18n import Lang, translation
-from dpscale.web.templating import _escaped, environment, macro_text
+from dpscale.web.jinja_compiler import escaped, macro_text
+from dpscale.web.templating import environment
 
 
 class _Html:
@@ -26,13 +27,13 @@ class _Html:
     ["", "plain", "<script>&'\"</script>", Markup("<i>x</i>"), 12, 1.5, None, True, _Html(), Undefined(), ["<a>"]],
 )
 def test_a_value_is_written_as_escape_writes_it(value: Any) -> None:
-    assert _escaped(value) == str(escape(value))
-    assert type(_escaped(value)) is str
+    assert escaped(value) == str(escape(value))
+    assert type(escaped(value)) is str
 
 
 @given(st.text())
 def test_any_text_is_written_as_escape_writes_it(text: str) -> None:
-    assert _escaped(text) == str(escape(text))
+    assert escaped(text) == str(escape(text))
 
 
 SOURCE = """{% macro m(x) %}<p title="{{ x }}">{{ x }}{{ caller() if caller }}</p>{% endmacro %}

@@ -40,9 +40,10 @@ from dpscale.predict.wording import lever_text, prediction_notes
 from dpscale.web import export
 from dpscale.web.chart_routes import PHONE_WIDTH, chart_uri
 from dpscale.web.forms import CALCULATORS, Calculator, Form, read_form
+from dpscale.web.jinja_compiler import macro_text
 from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
-from dpscale.web.templating import environment, macro_text
+from dpscale.web.templating import environment
 
 __all__ = ["Frame", "Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
 
