@@ -177,6 +177,26 @@ def test_api_non_finite_numbers_are_named_as_such(client: TestClient, text: str)
     ]
 
 
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_a_json_body_s_non_finite_literal_is_named_as_such(client: TestClient, literal: str) -> None:
+    # Python's JSON reads NaN and Infinity, which JSON itself does not have: not a bound's message, but what it is.
+    body = f'{{"points": [{{"devices": 1, "throughput": {literal}}}, {{"devices": 2, "throughput": 3}}]}}'
+    r = client.post("/api/v1/fit", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    (error,) = r.json()["errors"]
+    assert error["field"] == "points.0.throughput"
+    assert error["message"].endswith("; expected a finite number")
+
+
+def test_a_json_body_s_missing_key_is_said_without_the_body(client: TestClient) -> None:
+    sent = {"devices": [8], "per_device_throughput": 938, "note": "x" * 40}
+    r = client.post("/api/v1/predict", json={k: v for k, v in sent.items() if k != "note"})
+    assert r.status_code == 422
+    errors = {error["field"]: error["message"] for error in r.json()["errors"]}
+    assert errors["batch"] == errors["params"] == "Field required: the key was not sent"
+    assert all("938" not in message for message in errors.values())  # the body is not quoted for a key it lacks
+
+
 def test_openapi_and_local_docs(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert "/api/v1/scaling" in spec["paths"]

@@ -86,9 +86,14 @@ def create_app(*, body_seconds: float = BODY_SECONDS) -> FastAPI:
             loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "body")]
             given = err.get("input")
             reason = err.get("msg", "invalid value")
-            if isinstance(given, str) and _not_finite(given):  # pydantic reads "nan" and "inf", then a bound fails
+            # pydantic reads "nan" and "inf" in a query, and NaN and Infinity in a JSON body, then a bound fails
+            if (isinstance(given, str) and _not_finite(given)) or (
+                isinstance(given, float) and not math.isfinite(given)
+            ):
                 reason = "expected a finite number"
             message = f"got {show_value(given)}; {reason}" if given is not None else err.get("msg", "")
+            if err.get("type") == "missing" and loc:  # a body's key not sent: its input is the whole body, not said
+                message = f"{reason}: the key was not sent" if isinstance(given, dict) else reason
             if err.get("type") == "json_invalid":  # not JSON at all: the body cannot be decoded (400), said where
                 undecodable, at = True, loc[0] if loc else "0"
                 message, loc = f"the body is not JSON: {err.get('ctx', {}).get('error', reason)} at character {at}", []
