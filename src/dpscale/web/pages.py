@@ -236,7 +236,7 @@ def _extra(pairs: tuple[tuple[str, str], ...]) -> str:
 class _Asked(NamedTuple):
     """What a page or fragment request asks: its language, its form read and computed, the query string of
     the form's values, the query a link to its result carries (and whether it fits in one), and what it
-    offers to take away."""
+    offers to take away; whether its language was chosen from the browser's Accept-Language (no ``lang``)."""
 
     lang: Lang
     form: Form
@@ -244,6 +244,7 @@ class _Asked(NamedTuple):
     query: str
     linked: bool
     taken: export.Takeaway | None
+    negotiated: bool
 
 
 def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None) -> _Asked:
@@ -253,19 +254,22 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
         known = {*calc.fields, "lang", "from"}
         given.update((k, v) for k, v in posted.items() if k in known)
     asked_lang = asked_lang or given.get("lang")
-    chosen = asked_lang if asked_lang in LANGUAGES else choose_lang(request, asked_lang)
+    negotiated = asked_lang not in LANGUAGES
+    chosen = choose_lang(request, asked_lang) if negotiated else asked_lang
     form = read_form(calc, chosen, given)
     encoded = export.query_string(form.values)
     query = _with(form.values, encoded, (("lang", chosen),))
     linked = len(query) <= MAX_QUERY - 32  # else the chart comes inline
     taken = _taken(calc, form, query if linked else "", request)
-    return _Asked(chosen, form, encoded, query, linked, taken)
+    return _Asked(chosen, form, encoded, query, linked, taken, negotiated)
 
 
-def _html(page: str | bytes, chosen: Lang) -> HTMLResponse:
+def _html(page: str | bytes, chosen: Lang, negotiated: bool) -> HTMLResponse:
+    """``page`` in ``chosen``; ``negotiated``: chosen from Accept-Language, which the answer then varies by (a page
+    whose query says its language is the same whatever the browser accepts, so a cache may keep one copy)."""
     response = HTMLResponse(page)  # its length and type
     # Before them, as HTMLResponse(page, headers=…) writes them: the language's own, encoded once, not per request.
-    response.raw_headers[:0] = _SAID[chosen]
+    response.raw_headers[:0] = _SAID[chosen] if negotiated else _SAID[chosen][:1]
     return response
 
 
@@ -300,7 +304,7 @@ def render_page(
     page = [texts[0]]
     for name, text in zip(names, texts[1:], strict=True):
         page += (filled[name].encode(), text)
-    return _html(b"".join(page), chosen)
+    return _html(b"".join(page), chosen, asked.negotiated)
 
 
 def render_fragment(
@@ -311,7 +315,7 @@ def render_fragment(
     chosen, form = asked.lang, asked.form
     inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
     variables = {"calc": calc, "form": form, "query": asked.query, "chart_uri": inline, "taken": asked.taken}
-    return _html(spoken[chosen].fragment.render(variables), chosen)
+    return _html(spoken[chosen].fragment.render(variables), chosen, asked.negotiated)
 
 
 # The routes of each calculator. A page that computes is a ``def``: Starlette runs it in its thread
