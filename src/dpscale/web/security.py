@@ -64,16 +64,19 @@ API_CSP = "default-src 'none'; frame-ancestors 'none'"
 API = "/api/"  # where the API's answers are
 
 
-def _headers(csp: str) -> list[tuple[bytes, bytes]]:
+def _headers(csp: str, *, document: bool) -> list[tuple[bytes, bytes]]:
+    """The security headers of an answer; ``document``: a page, with links a browser follows, whose Referer
+    the Referrer-Policy bounds (JSON has none: OWASP's REST cheat sheet lists the header among those that
+    serve HTML, and h11 checks each header an answer carries)."""
     return [
         (b"content-security-policy", csp.encode()),
         (b"x-content-type-options", b"nosniff"),
-        (b"referrer-policy", b"same-origin"),
+        *([(b"referrer-policy", b"same-origin")] if document else []),
         (b"x-frame-options", b"DENY"),
     ]
 
 
-HEADERS, API_HEADERS = _headers(CSP), _headers(API_CSP)
+HEADERS, API_HEADERS = _headers(CSP, document=True), _headers(API_CSP, document=False)
 
 
 def refusal(status: int, field: str, message: str) -> tuple[int, bytes]:
