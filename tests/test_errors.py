@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpscale import AmbiguousInput, InvalidInput, MissingInput, scale, solve
+from dpscale.device_lists import parse_device_list
 from dpscale.errors import N_, MissingExtra, one_line, shortened
 from dpscale.fit import fit, read_points
 from dpscale.parse import (
     parse_bandwidth,
     parse_count,
-    parse_device_list,
     parse_duration,
     parse_efficiency,
     parse_number,

@@ -37,7 +37,6 @@ __all__ = [
     "parse_seconds",
     "parse_switch",
     "parse_variation",
-    "parse_device_list",
 ]
 
 # Characters people type between groups of digits; all read as the locale's group symbol.
@@ -316,55 +315,6 @@ def parse_scaled_count(text: str, lang: Lang, *, field: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise InvalidInput(field, text, accepted)
     return value
-
-
-MAX_DEVICE_LIST = 4096
-TOO_MANY = N_("at most %(most)s device counts")
-
-
-def parse_device_list(text: str, lang: Lang, *, field: str = "devices", most: int = MAX_DEVICE_LIST) -> list[int]:
-    """Device counts: ``8,16,64`` or ``8;16;64``, ``1..1024`` (the powers of two from 1 to 1024),
-    ``8..64+8`` (8 to 64 in steps of 8). Commas separate counts, so none is written with a thousands
-    comma (``1024``, not ``1,024``; a space, ``1 024``, is fine). At most ``most`` counts."""
-    accepted = N_("counts such as 8,16,64, a range of powers of two such as 1..1024, or 8..64+8 for steps of 8")
-    if not isinstance(text, str) or not text.strip() or len(text) > 1000:
-        raise InvalidInput(field, text, accepted)
-    counts: list[int] = []
-    for part in re.split(r"[;,]", text):
-        part = part.strip()
-        if ".." in part:
-            low_text, _, rest = part.partition("..")
-            high_text, _, step_text = rest.partition("+")
-            low = _device_count(low_text, lang, field=field, typed=text)
-            high = _device_count(high_text, lang, field=field, typed=text)
-            if high < low:
-                raise InvalidInput(field, text, accepted)
-            if step_text:
-                step = _device_count(step_text, lang, field=field, typed=text, bounded=False)
-                stepped = range(low, high + 1, step)
-                if len(counts) + len(stepped) > most:  # refused before a billion ints are made
-                    raise InvalidInput(field, text, TOO_MANY, params={"most": most})
-                counts.extend(stepped)
-            else:
-                n = low
-                while n < high:
-                    counts.append(n)
-                    n *= 2
-                counts.append(high)
-        else:
-            counts.append(_device_count(part, lang, field=field, typed=text))
-        if len(counts) > most:
-            raise InvalidInput(field, text, TOO_MANY, params={"most": most})
-    return sorted(set(counts))
-
-
-def _device_count(text: str, lang: Lang, *, field: str, typed: str, bounded: bool = True) -> int:
-    """One count of the list ``typed``; refused as a count is, quoting the list as it was typed (not the piece)."""
-    try:
-        number = parse_count(text, lang, field=field)
-        return _validate.device_count(field, number) if bounded else number
-    except InvalidInput as exc:
-        raise exc.as_given(field, typed) from None
 
 
 def parse_variation(text: str, lang: Lang, *, field: str = "jitter", in_percent: bool = False) -> float:

@@ -110,7 +110,7 @@ class DeviceList(Kind):
     bounded = True
 
     def read(self, text: str, lang: Lang, *, field: str, in_percent: bool = False, most: int | None = None) -> Any:
-        from dpscale.parse import parse_device_list
+        from dpscale.device_lists import parse_device_list
 
         if most is None:
             return parse_device_list(text, lang, field=field)

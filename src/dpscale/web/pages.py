@@ -254,8 +254,8 @@ def _asked(calc: Calculator, request: Request, posted: Mapping[str, str] | None)
         known = {*calc.fields, "lang", "from"}
         given.update((k, v) for k, v in posted.items() if k in known)
     asked_lang = asked_lang or given.get("lang")
-    negotiated = asked_lang not in LANGUAGES
-    chosen = choose_lang(request, asked_lang) if negotiated else asked_lang
+    chosen = asked_lang if asked_lang in LANGUAGES else choose_lang(request, asked_lang)
+    negotiated = chosen != asked_lang  # no lang, or one not spoken: the browser's Accept-Language chose
     form = read_form(calc, chosen, given)
     encoded = export.query_string(form.values)
     query = _with(form.values, encoded, (("lang", chosen),))
