@@ -129,6 +129,12 @@ def columns_of(rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(key for row in rows for key in row))
 
 
+def side_by_side(columns: list[str]) -> bool:
+    """Whether each key's columns (params.lambda, params.sigma…) stand together, in the order first met."""
+    keys = [column.partition(".")[0] for column in columns]
+    return keys == sorted(keys, key=keys.index)
+
+
 @pytest.mark.parametrize(("name", "path"), PAGES)
 def test_the_csv_is_the_json_rows(client: TestClient, name: str, path: str) -> None:
     page = client.get(path, params={"lang": "fr"}).text
@@ -139,7 +145,8 @@ def test_the_csv_is_the_json_rows(client: TestClient, name: str, path: str) -> N
     read = list(csv.DictReader(io.StringIO(text)))
     rows = rows_of(want)
     assert len(read) == len(rows) >= 1
-    assert list(read[0]) == columns_of(rows)
+    assert sorted(read[0]) == sorted(columns_of(rows))
+    assert side_by_side(list(read[0]))
     for got, row in zip(read, rows, strict=True):
         for key, value in row.items():
             if value is None:
@@ -229,3 +236,15 @@ def test_the_limits_point_to_the_calculators_that_go_past_them(
     limits = page.split(">Limits</h3>", 1)[1].split("<h3>", 1)[0]
     for target in targets:
         assert f'href="{target}?lang=en"' in limits
+
+
+def test_a_fit_s_csv_keeps_each_key_s_columns_together(client: TestClient) -> None:
+    # Each model brings its own parameters: the USL's kappa comes after the constant's E, beside the others.
+    points = [{"devices": n, "throughput": t} for n, t in [(1, 100), (2, 190), (4, 350), (8, 600)]]
+    answer = client.post("/api/v1/fit", json={"points": points}, headers={"accept": "text/csv"})
+    header = next(csv.reader(io.StringIO(answer.text)))
+    assert side_by_side(header)
+    params = [column for column in header if column.startswith("params.")]
+    assert header[header.index(params[0]) : header.index(params[0]) + len(params)] == params
+    assert {"params.lambda", "params.sigma", "params.kappa"} <= set(params)
+    assert header.index("params.kappa") < header.index("standard_errors.lambda")

@@ -124,9 +124,16 @@ def _flat(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def csv_text(answer: dict[str, Any]) -> str:
-    """The answer's rows as CSV: a header of every column (in the order first met), numbers as JSON writes them."""
+    """The answer's rows as CSV: a header of every column, numbers as JSON writes them.
+
+    Columns come in the order first met, those of one key side by side (a fit's ``params.*``, then its
+    ``standard_errors.*``), though a later row brings a parameter the first did not have."""
     rows = rows_of(answer)
     columns = list(dict.fromkeys(key for row in rows for key in row))
+    place: dict[str, int] = {}  # each key's place, as its first column was met
+    for column in columns:
+        place.setdefault(column.partition(".")[0], len(place))
+    columns.sort(key=lambda column: place[column.partition(".")[0]])  # stable: first met within each key
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
