@@ -201,3 +201,21 @@ def test_bad_input_names_the_field(call: object, field: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         call()  # type: ignore[operator]
     assert caught.value.field == field
+
+
+def test_an_interval_cut_at_zero_is_said() -> None:
+    # A USL fitted past its peak, predicted far out: the 95 % interval reaches below 0, and a throughput cannot.
+    cut = fit([(1, 100), (2, 150), (4, 170), (8, 160)], at=[8, 64, 1024], models=["usl"])
+    floored = [p.devices for p in cut.best.predictions if p.floored]
+    assert floored
+    for p in cut.best.predictions:
+        assert p.low >= 0
+        assert p.floored == (p.low == 0 and p.throughput - (p.high - p.throughput) < 0)
+    said = [w for w in cut.warnings if "reaches below 0" in w]
+    assert said == [
+        f"at {', '.join(map(str, floored))} devices the 95% interval reaches below 0 and is cut there: "
+        "the measurements bound that throughput from above only"
+    ]
+    kept = fit([(1, 367.29), (4, 1449.48), (8, 2887.65), (16, 5716.79)], at=[32])  # DLPerf's V100s
+    assert not any(p.floored for p in kept.best.predictions)
+    assert not any("reaches below 0" in w for w in kept.warnings)

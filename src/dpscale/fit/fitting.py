@@ -126,6 +126,15 @@ def fit(
                 peak=f"{chosen.peak_devices:.0f}",
             )
         )
+    floored = [p.devices for p in chosen.predictions if p.floored]
+    if floored:  # said, not only cut: the interval's low end there is the floor, not what the fit bounds
+        notes.append(
+            Message.of(
+                "at %(sizes)s devices the 95%% interval reaches below 0 and is cut there: "
+                "the measurements bound that throughput from above only",
+                sizes=", ".join(map(str, floored)),
+            )
+        )
     return Fit(data, tuple(fits), chosen.name, tuple(notes))
 
 

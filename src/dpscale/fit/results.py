@@ -58,6 +58,7 @@ class Forecast:
     high: float
     efficiency: float
     extrapolated: bool
+    floored: bool = False  # the interval reached below 0 and was cut there: a throughput is never below 0
 
     @property
     def has_interval(self) -> bool:
@@ -121,7 +122,7 @@ class ModelFit:
                 half = t * math.sqrt(var) if var >= 0 else math.nan
             e = a / (size * one) if one > 0 else math.nan
             low = max(a - half, 0.0) if math.isfinite(half) else math.nan  # a throughput is never below 0
-            out.append(Forecast(size, a, low, a + half, e, size > self.largest_measured))
+            out.append(Forecast(size, a, low, a + half, e, size > self.largest_measured, floored=a - half < 0))
         return tuple(out)
 
     def efficiency(self, devices: int) -> float:
