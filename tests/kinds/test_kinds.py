@@ -161,7 +161,8 @@ def test_the_api_publishes_each_inputs_schema_as_its_kind_says(
 
 def _parameter(item: Input) -> inspect.Parameter:
     """The query parameter made from ``item``'s kind alone, as ``dpscale.web.api`` may make it."""
-    description = f"{item.help} ({item.unit})" if item.unit else item.help
+    helped = item.api.described or item.help  # the API's own words, where the help names what it does not take
+    description = f"{helped} ({item.unit})" if item.unit else helped
     if item.api.name is not None:
         description = f"{description} (as {item.api.name})"
     shape = kind_of(item).api(item, most=MAX_SIZES)

@@ -11,7 +11,7 @@ from dpscale.calculators.shown import Row, Rows, Shown
 from dpscale.errors import N_, InvalidInput, MissingInput
 from dpscale.format import format_duration, format_number, format_percent
 from dpscale.i18n import Lang, translation
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
 from dpscale.pipeline import SCHEDULES, Bubble, bubble, micro_batches_for
 
 __all__ = ["PIPELINE", "present"]
@@ -50,6 +50,7 @@ PIPELINE = Definition(
             "micro_batches",
             "count",
             "m, micro-batches per step (or give --max-bubble).",
+            api=Api(described="m, micro-batches per step."),
             low=1,
             high=_validate.MAX_DEVICES,
             cli=Cli(positional=True),
@@ -82,6 +83,7 @@ PIPELINE = Definition(
             "micro_batch_time",
             "duration",
             "Forward + backward time of one micro-batch on one stage (e.g. 120 ms).",
+            api=Api(described="Forward + backward time of one micro-batch on one stage (0.12)."),
             low=1e-12,
             high=1e10,
             unit="s",

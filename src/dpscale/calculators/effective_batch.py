@@ -19,7 +19,7 @@ from dpscale.calculators.shown import Grid, Note, Row, Rows, Shown
 from dpscale.errors import N_, MissingInput
 from dpscale.format import format_number
 from dpscale.i18n import Lang, translation
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
 
 __all__ = ["BATCH", "present"]
 
@@ -107,6 +107,7 @@ BATCH = Definition(
             "base_learning_rate",
             "number",
             "A learning rate tuned at --base-batch: scale it linearly (η₀).",
+            api=Api(described="A learning rate tuned at base_batch: scaled linearly to the effective batch (η₀)."),
             low=1e-12,
             high=1e6,
             cli=Cli(option="--base-lr"),

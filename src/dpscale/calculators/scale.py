@@ -12,7 +12,7 @@ from dpscale.calculators.shown import Note, Row, Rows, Shown, row_of
 from dpscale.errors import N_, InvalidInput
 from dpscale.format import format_number, format_percent, format_speedup
 from dpscale.i18n import Lang, translation
-from dpscale.inputs import Cli, Definition, Input, Page, Values
+from dpscale.inputs import Api, Cli, Definition, Input, Page, Values
 from dpscale.scaling import DEFAULT_UNIT, MAX_THROUGHPUT, MIN_POSITIVE, Scaling, Solution, Unknown, solve
 
 __all__ = ["SCALING", "present", "warnings"]
@@ -68,6 +68,7 @@ SCALING = Definition(
             "per_device_throughput",
             "number",
             "v, one device's throughput alone (2000, '2 000').",
+            api=Api(described="v, one device's throughput alone (2000)."),
             required=("page", "api"),
             low=MIN_POSITIVE,
             high=MAX_THROUGHPUT,
@@ -78,6 +79,7 @@ SCALING = Definition(
             "efficiency",
             "fraction",
             "E, the scaling efficiency: 90% or 0.9.",
+            api=Api(described="E, the scaling efficiency: a fraction above 0 and at most 1 (0.9)."),
             required=("page", "api"),
             low=MIN_POSITIVE,
             high=1,

@@ -7,7 +7,7 @@ with the rules across them. No numpy here.
 from __future__ import annotations
 
 from dpscale.errors import N_
-from dpscale.inputs import Cli, Input, Page
+from dpscale.inputs import Api, Cli, Input, Page
 from dpscale.predict.defaults import (
     ALGORITHMS,
     DDP_BUCKET_BYTES,
@@ -30,10 +30,12 @@ def _tier(
     example: str,
     where: str,
     per: str,
-    bandwidth: str,
-    latency: str,
+    bandwidth: tuple[str, str],
+    latency: tuple[str, str],
     labels: tuple[str, str, str, str, str, str],
 ) -> tuple[Input, ...]:
+    """A tier's preset, bandwidth, latency and efficiency; ``bandwidth`` and ``latency``: an example as the command
+    line and the page read it (300GB/s, 3us), and as the API takes it, a number of bytes/s or seconds."""
     table = presets()[tier]
     names = tuple(sorted(table, key=lambda name: table[name]["bandwidth"]))  # slowest first
     label, empty, bandwidth_label, bandwidth_hint, latency_label, efficiency_label = labels
@@ -54,7 +56,8 @@ def _tier(
         Input(
             f"{tier}_bandwidth",
             "bandwidth",
-            f"Bandwidth of the {where} per {per}, instead of a preset: {bandwidth}.",
+            f"Bandwidth of the {where} per {per}, instead of a preset: {bandwidth[0]}.",
+            api=Api(described=f"Bandwidth of the {where} per {per}, instead of a preset ({bandwidth[1]})."),
             low=1e6,
             high=1e15,
             unit="bytes/s",
@@ -64,7 +67,8 @@ def _tier(
         Input(
             f"{tier}_latency",
             "seconds",
-            f"Latency of the {where}: {latency} [default: the preset's].",
+            f"Latency of the {where}: {latency[0]} [default: the preset's].",
+            api=Api(described=f"Latency of the {where} ({latency[1]}) [default: the preset's]."),
             low=0,
             high=1,
             unit="s",
@@ -74,6 +78,10 @@ def _tier(
             f"{tier}_efficiency",
             "fraction",
             f"Share of the bandwidth an all-reduce reaches on the {where}: 80% [default: the preset's].",
+            api=Api(
+                described=f"Share of the bandwidth an all-reduce reaches on the {where}: a fraction (0.8) "
+                "[default: the preset's]."
+            ),
             low=0.01,
             high=1,
             page=Page(group="advanced", label=efficiency_label),
@@ -161,6 +169,9 @@ PREDICT_INPUTS = (
         "per_device_throughput",
         "number",
         "v: one device's throughput alone, samples/s (or give --measured, or --mfu for a model never run).",
+        api=Api(
+            described="v: one device's throughput alone, samples/s (or give measured, or mfu for a model never run)."
+        ),
         low=1e-6,
         high=1e12,
         cli=Cli(option="--per-device", short="-v"),
@@ -202,6 +213,7 @@ PREDICT_INPUTS = (
         "params",
         "scaled_count",
         "Parameters: 25.6M, 7B.",
+        api=Api(described="Parameters (2.56e7, 7e9)."),
         required=True,
         low=1,
         high=1e15,
@@ -261,8 +273,8 @@ PREDICT_INPUTS = (
         "nvlink3",
         "link inside a node",
         "device",
-        "300GB/s",
-        "3us",
+        ("300GB/s", "3e11"),
+        ("3us", "3e-6"),
         (
             N_("Link inside a node"),
             N_("custom bandwidth below"),
@@ -277,8 +289,8 @@ PREDICT_INPUTS = (
         "ib-hdr",
         "network between nodes",
         "network card",
-        "100Gb/s, 12.5GB/s",
-        "10us",
+        ("100Gb/s, 12.5GB/s", "1.25e10"),
+        ("10us", "1e-5"),
         (
             N_("Network between nodes"),
             N_("none, or custom bandwidth below"),
@@ -315,6 +327,7 @@ PREDICT_INPUTS = (
         "overlap",
         "switch",
         "Overlap the all-reduce with the backward pass (on), or run it after (off: --no-overlap).",
+        api=Api(described="Overlap the all-reduce with the backward pass (true), or run it after (false)."),
         default=True,
         cli=Cli(option="--no-overlap"),
         page=Page(
@@ -339,6 +352,7 @@ PREDICT_INPUTS = (
         "jitter",
         "variation",
         "Step-time variation across ranks: 2% or 0.02.",
+        api=Api(described="Step-time variation across ranks: a fraction (0.02)."),
         default=DEFAULT_JITTER,
         low=0,
         high=0.5,

@@ -26,7 +26,8 @@ MEASURED_INPUTS = (
         "nccl_log",
         "nccltests",
         "The text of an nccl-tests run (all_reduce_perf, reduce_scatter_perf or all_gather_perf, printed or -J): "
-        "the links it measured replace the presets (on the command line: dpscale probe --import, then --network).",
+        "the links it measured replace the presets (on the command line, dpscale probe imports such a log as a "
+        "network profile).",
         edges=("page", "api"),
         page=Page(
             group="cluster",
@@ -64,7 +65,7 @@ MEASURED_INPUTS = (
         "traced",
         "text",
         "What /explain measured of a run, as its link to /predict carries it (t1_n8_c…): one device's throughput, "
-        "the step-time variation and the bandwidth share reached come from it, as with --from-trace.",
+        "the step-time variation and the bandwidth share reached come from it.",
         edges=("page", "api"),
         most=MAX_TRACED,
         page=Page(

@@ -7,7 +7,7 @@ Part of :data:`dpscale.predict.fields.PREDICT_INPUTS`; the formulas are :mod:`dp
 from __future__ import annotations
 
 from dpscale.errors import N_
-from dpscale.inputs import Input, Page
+from dpscale.inputs import Api, Input, Page
 
 __all__ = ["MFU", "TOKEN_INPUTS"]
 
@@ -17,6 +17,10 @@ MFU = Input(
     "fraction",
     "One device's MFU alone, 40% or 0.4, in place of its throughput (--per-device) for a model that has never "
     "run: v = MFU x peak / (FLOPs per token x tokens per sample); needs --tokens-per-sample and --peak-flops.",
+    api=Api(
+        described="One device's MFU alone, a fraction (0.4), in place of per_device_throughput for a model that has "
+        "never run: v = MFU x peak / (FLOPs per token x tokens per sample); needs tokens_per_sample and peak_flops."
+    ),
     low=1e-6,
     high=1,
     page=Page(group="tokens", label=N_("Or the MFU of one device alone, in place of its throughput")),
@@ -27,6 +31,10 @@ TOKEN_INPUTS = (
         "tokens_per_sample",
         "count",
         "Tokens per sample, the sequence length: throughputs in tokens/s too, and with --peak-flops the MFU.",
+        api=Api(
+            described="Tokens per sample, the sequence length: throughputs in tokens/s too, and with peak_flops the "
+            "MFU."
+        ),
         low=1,
         high=10**8,
         page=Page(
@@ -53,6 +61,10 @@ TOKEN_INPUTS = (
         "scaled_count",
         "FLOPs one token costs, forward and backward [default: 6 x parameters, + 12 x layers x hidden x "
         "sequence when --layers and --hidden are given].",
+        api=Api(
+            described="FLOPs one token costs, forward and backward [default: 6 x parameters, + 12 x layers x hidden x "
+            "sequence when layers and hidden are given]."
+        ),
         low=1,
         high=1e18,
         page=Page(group="tokens", label=N_("FLOPs per token (empty: 6 × parameters, + attention)")),

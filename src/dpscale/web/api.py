@@ -65,7 +65,8 @@ def _parameter(item: Input, *, body: bool = False) -> inspect.Parameter:
     """The query parameter of ``item`` (or its key in a JSON ``body``): its type, bounds and description, as the
     definition states them."""
     shape = kind_of(item).api(item, most=MAX_SIZES)  # its type, bounds and what it adds to the description
-    description = shape.described or (f"{item.help} ({item.unit})" if item.unit else item.help)
+    helped = item.api.described or item.help
+    description = shape.described or (f"{helped} ({item.unit})" if item.unit else helped)
     if item.api.name is not None and not shape.described:
         description = f"{description} (as {item.api.name})"
     base: Any = shape.python
