@@ -5,8 +5,9 @@ its last collective's Python objects) is ended by ``pthread_exit`` inside C++ co
 unwind, and ``std::terminate`` aborts the rank: "terminate called without an active exception",
 SIGABRT. Whether it happens is a race with that thread; beside two busy processes a 2-rank DDP job
 lost it about one time in five. It is PyTorch's teardown, after every result is written, and not
-what the tests hold, so these jobs end as dpscale's own workers do (``dpscale.measure.worker``):
-``os._exit`` once the group is gone, after flushing what was printed.
+what the tests hold, so these jobs end with ``os._exit`` once the group is destroyed, after flushing what was
+printed, as dpscale's own workers end with it once every rank has passed a last barrier
+(``dpscale.measure.worker``, which leaves the group to the process's end).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ import sys
 import torch
 import torch.distributed as dist
 
+from tests.gloo_exit import leave
+
 
 def main(out: str) -> None:
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
@@ -34,3 +36,4 @@ def main(out: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    leave()  # the group destroyed, the trace written: not finalizing CPython (see tests/gloo_exit.py)

@@ -208,7 +208,9 @@ class _TranslatingGenerator(CodeGenerator):
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
         """``x.name`` as ``environment.getattr(x, 'name')`` gives it, the attribute read without that call where the
         object has it: ``(a if (a := getattr((o := X), 'name', missing)) is not missing else environment.getattr(o,
-        'name'))``, where a missing attribute still goes to the item, then to undefined. A page reads dozens."""
+        'name'))``, where a missing attribute still goes to the item, then to undefined. A page reads dozens. A
+        property that raises AttributeError runs twice (once here, once in environment.getattr), where Jinja runs
+        it once: the same text, and no property a page reads has a side effect."""
         if self.environment.is_async or self.optimizer is None or frame.eval_ctx.volatile:
             super().visit_Getattr(node, frame)
             return

@@ -294,7 +294,7 @@ def render_page(
     inline = (lambda: None) if asked.linked else (lambda: chart_uri(calc.name, form.result, chosen))
     filled = {
         "fields": macro_text(parts.inputs, form, calc),
-        # Joined as plain text (Markup + Markup makes a new Markup): the page only encodes it.
+        # Text, not Markup (macro_text): the page only encodes it.
         "results": macro_text(parts.results, form, asked.query, inline)
         + macro_text(speech.takeaway.block, asked.taken, calc.name),
         "example": macro_text(parts.example, form),
