@@ -17,10 +17,14 @@ __all__ = [
     "DeadlineOut",
     "ErrorsOut",
     "FieldError",
+    "FitOut",
+    "ForecastOut",
     "LeverOut",
     "MemoryPlanOut",
     "MemoryOut",
+    "ModelFitOut",
     "PlanOut",
+    "PointOut",
     "PredictOut",
     "PredictionRowOut",
     "ScalingOut",
@@ -167,6 +171,48 @@ class PredictOut(BaseModel):
     assumptions: dict[str, Any]
     warnings: list[str]  # measurements that contradict the rest, or a calibration at a prior's bound
     levers: list[LeverOut]
+
+
+class PointOut(BaseModel):
+    devices: int
+    throughput: float = Field(description="the cluster's throughput measured at that size")
+
+
+class ForecastOut(BaseModel):
+    devices: int
+    throughput: float = Field(description="A(n), the fitted model's throughput at that size")
+    interval: list[float | None] = Field(
+        min_length=2,
+        max_length=2,
+        description="the 95 % prediction interval on A(n) (nulls: too few points to build one; a low of 0 where "
+        "the interval reached below 0, which the warnings say)",
+    )
+    efficiency: float | None = Field(description="E(n) = A(n) / (n·A(1))")
+    extrapolated: bool = Field(description="beyond the largest measured size")
+
+
+class ModelFitOut(BaseModel):
+    model: str
+    formula: str
+    source: str = Field(description="where the model comes from")
+    params: dict[str, float] = Field(description="the fitted parameters by name (lambda, sigma, kappa...)")
+    standard_errors: dict[str, float | None] = Field(description="each parameter's (null: too few points)")
+    rss: float | None = Field(description="the residual sum of squares")
+    r2: float | None
+    aicc: float | None = Field(
+        description="the corrected Akaike criterion the models are ranked by (null: too few points)"
+    )
+    peak_devices: float | None = Field(description="the USL's size of highest throughput")
+    skipped: str | None = Field(description="why the model was not fitted (null: it was)")
+    predictions: list[ForecastOut]
+
+
+class FitOut(BaseModel):
+    points: list[PointOut] = Field(description="the measurements fitted, by size")
+    chosen: str = Field(description="the model the AICc ranks first")
+    peak_devices: float | None = Field(description="the USL's peak, where the data can say it")
+    warnings: list[str]
+    models: list[ModelFitOut]
 
 
 class FieldError(BaseModel):
