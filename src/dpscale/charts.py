@@ -350,32 +350,38 @@ def _memory_panel(p: Prediction, lang: Lang) -> alt.LayerChart:
 
 
 def fit_chart(f: Fit, lang: Lang = "en") -> alt.LayerChart:
-    """The measurements, each ranked model's curve, and the chosen model's 95 % prediction band."""
+    """The measurements, each ranked model's curve, and the chosen model's 95 % prediction band.
+
+    Both axes are logarithmic: perfect scaling is a straight line (twice the devices, twice the throughput), and a
+    law that bends away from it is seen bending at any size, as a log x against a linear y would not show it. A
+    band whose low end reaches below the floor (a tenth of the smallest measurement; 0 where it was cut) is drawn
+    down to the floor, and so is a curve that falls past its peak."""
     altair = _altair()
     _ = translation(lang).gettext
     largest = max(p.devices for p in f.points)
     top = max([largest * 2, *(p.devices for p in f.best.predictions)])
     grid = sorted({1, *(round(top ** (i / 60)) for i in range(61)), largest, top})
+    floor = min(p.throughput for p in f.points) / 10  # a log axis has no 0
     curves: list[dict[str, Any]] = []
     chosen: list[dict[str, Any]] = []
     for m in f.models:
         if m.skipped is not None and m.name != f.chosen:
             continue
         label = m.name + (" ← " + _("chosen") if m.name == f.chosen else "")
-        line = [{"devices": n, "throughput": m.throughput(n), "model": label} for n in grid]
+        line = [{"devices": n, "throughput": max(m.throughput(n), floor), "model": label} for n in grid]
         (chosen if m.name == f.chosen else curves).extend(line)
     band = [
-        {"devices": p.devices, "low": max(p.low, 0.0), "high": p.high}
+        {"devices": p.devices, "low": max(p.low, floor), "high": max(p.high, floor)}
         for p in f.best.predict(grid)
         if math.isfinite(p.low) and math.isfinite(p.high)
     ]
     points = [{"devices": p.devices, "throughput": p.throughput} for p in f.points]
     x = altair.X("devices:Q", title=_("Devices"), scale=altair.Scale(type="log", base=2))
-    y = altair.Y("throughput:Q", title=_("Throughput"))
+    y = altair.Y("throughput:Q", title=_("Throughput"), scale=altair.Scale(type="log"))
     layers = [
         altair.Chart(altair.Data(values=band))
         .mark_area(opacity=0.18, color="#0b5cad")
-        .encode(x=x, y=altair.Y("low:Q", title=_("Throughput")), y2="high:Q"),
+        .encode(x=x, y=altair.Y("low:Q", title=_("Throughput"), scale=altair.Scale(type="log")), y2="high:Q"),
         *(  # the other models first, the chosen one over them, wider: never hidden under another
             altair.Chart(altair.Data(values=values))
             .mark_line(strokeWidth=width)

@@ -180,3 +180,22 @@ def test_a_model_named_in_capitals_in_a_link_is_the_option_selected(client: Test
     page = client.get("/fit", params={"lang": "en", "model": "AMDAHL"}).text
     menu = page.split('<select id="model"', 1)[1].split("</select>", 1)[0]
     assert re.findall(r'<option value="([^"]*)" selected', menu) == ["amdahl"]
+
+
+def test_the_fit_chart_is_log_log_and_its_band_stays_above_its_floor() -> None:
+    # Perfect scaling is a straight line on log-log axes; a band cut at 0 (a USL past its peak) is drawn to the floor.
+    from dpscale import fit
+    from dpscale.charts import fit_chart
+
+    result = fit.fit([(1, 100), (2, 150), (4, 170), (8, 160)], at=[8, 1024], models=["usl"])
+    assert any(p.floored for p in result.best.predictions)
+    spec = fit_chart(result, "en").to_dict()
+    floor = 100 / 10
+    for layer in spec["layer"]:
+        encoding = layer["encoding"]
+        assert encoding["x"]["scale"]["type"] == "log"
+        assert encoding["y"]["scale"]["type"] == "log"
+        for row in layer["data"]["values"]:
+            assert all(row[key] >= floor for key in ("low", "high", "throughput") if key in row)
+    band = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "area")
+    assert min(row["low"] for row in band["data"]["values"]) == floor
