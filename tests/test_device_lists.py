@@ -28,7 +28,10 @@ def test_a_device_list_reads_its_counts(text: str, counts: list[int]) -> None:
     assert parse_device_list(text, "en") == counts
 
 
-@pytest.mark.parametrize(("text", "joined"), [("1,024", "1024"), ("8,2,048", "2048"), ("1..4,096", "4096")])
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [("1,024", "1024"), ("8,2,048", "2048"), ("1..4,096", "4096"), ("1,024 ", "1024"), ("8,1,024\t", "1024")],
+)
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_a_thousands_comma_is_refused_rather_than_read_as_two_counts(text: str, joined: str, lang: Lang) -> None:
     # 1,024 read as 1 and 24 would answer another question: no count begins with 0, so it is a thousands group.

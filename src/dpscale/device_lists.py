@@ -61,8 +61,10 @@ def parse_device_list(text: str, lang: Lang, *, field: str = "devices", most: in
 def _no_thousands_comma(part: str, pieces: list[str], index: int, field: str, typed: str, accepted: str) -> None:
     """Refuse ``1,024``: a comma then three digits, the first a 0, is a thousands group, not a count (no count
     begins with 0), and reading it as 1 and 24 would answer another question. ``8,16,128`` stays a list."""
-    if index == 0 or pieces[2 * index - 1] != "," or pieces[2 * index] != part or not part.startswith("0"):
-        return  # the first piece, one after a semicolon, a space after the comma, or no leading 0
+    # Not a group: the first piece, one after a semicolon or after a comma and a space, or one without a leading 0.
+    # A space after the digits changes nothing (1,024 with a space after it, at the list's end, is 1024 still).
+    if index == 0 or pieces[2 * index - 1] != "," or pieces[2 * index][:1].isspace() or not part.startswith("0"):
+        return
     before = pieces[2 * index - 2].rpartition("..")[2].lstrip()
     digits = part + before
     if len(part) == 3 and 1 <= len(before) <= 3 and digits.isascii() and digits.isdigit():
