@@ -1,8 +1,8 @@
 """The pages: a calculator per path in French and English, its live-update fragment, its charts.
 
 Each page reads its form from the query string (dpscale.web.forms), calls the core and renders
-templates/. They are ``def``, not ``async def``: Starlette runs them in its thread pool, so a page
-or a chart that computes holds up no other request.
+templates/. A page that computes runs in the thread pool, so it holds up no other request; one of a few
+multiplications is answered on the event loop.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, Template
 from markupsafe import Markup, escape
+from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from dpscale import scaling
 from dpscale._version import __version__
@@ -45,7 +48,17 @@ from dpscale.web.language import choose_lang
 from dpscale.web.security import MAX_BODY, MAX_QUERY
 from dpscale.web.templating import environment
 
-__all__ = ["Frame", "Speech", "frame", "page_environment", "page_router", "render_fragment", "render_page", "speeches"]
+__all__ = [
+    "Frame",
+    "PageApp",
+    "Speech",
+    "frame",
+    "page_environment",
+    "page_router",
+    "render_fragment",
+    "render_page",
+    "speeches",
+]
 
 
 def _chart_top(result: scaling.Scaling) -> int:
@@ -318,44 +331,35 @@ def render_fragment(
     return _html(spoken[chosen].fragment.render(variables), chosen, asked.negotiated)
 
 
-# The routes of each calculator. A page that computes is a ``def``: Starlette runs it in its thread
-# pool, so it holds up no other request. A few multiplications (the scaling, the batch) are answered
-# on the event loop, without a thread hop that costs more than the page (and waits on the GIL).
-# The GET ones are plain Starlette routes: FastAPI's parameter machinery would cost more than the page.
-
+# A page that computes runs in the thread pool, so it holds up no other request; a few multiplications (the scaling,
+# the batch) are answered on the event loop, without a thread hop that costs more than the page. A GET is an ASGI app
+# of its own: FastAPI's parameter machinery, and Starlette's wrapper of a request function, cost more than the page.
 
 Spoken = Mapping[Lang, Speech]
 
 
-def _page(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
-    return render_page(calc, spoken, request)
+class PageApp:
+    """``render(calc, spoken, request)`` (a page or its fragment) as an ASGI app: the request made of the scope, its
+    answer sent. An error goes up to the application's handlers, as from any route."""
+
+    def __init__(self, render: Callable[..., HTMLResponse], calc: Calculator, spoken: Spoken) -> None:
+        self.render, self.calc, self.spoken = render, calc, spoken
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        if self.calc.costly:
+            response = await run_in_threadpool(self.render, self.calc, self.spoken, request)
+        else:
+            response = self.render(self.calc, self.spoken, request)
+        await response(scope, receive, send)
 
 
-def _fragment(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
-    return render_fragment(calc, spoken, request)
-
-
-async def _page_here(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
-    return render_page(calc, spoken, request)
-
-
-async def _fragment_here(calc: Calculator, spoken: Spoken, request: Request) -> HTMLResponse:
-    return render_fragment(calc, spoken, request)
-
-
-def _posted_page(calc: Calculator, spoken: Spoken) -> Callable[..., HTMLResponse]:
+def _posted_form(render: Callable[..., HTMLResponse], calc: Calculator, spoken: Spoken) -> Callable[..., HTMLResponse]:
     # Posted: what is too long for a link (/fit's measurements), from the form or the live update.
-    def page_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-        return render_page(calc, spoken, request, posted)
+    def posted_form(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
+        return render(calc, spoken, request, posted)
 
-    return page_post
-
-
-def _posted_fragment(calc: Calculator, spoken: Spoken) -> Callable[..., HTMLResponse]:
-    def fragment_post(request: Request, posted: Posted, lang: str | None = None) -> HTMLResponse:
-        return render_fragment(calc, spoken, request, posted)
-
-    return fragment_post
+    return posted_form
 
 
 def page_router(router: APIRouter | None = None) -> APIRouter:
@@ -364,20 +368,18 @@ def page_router(router: APIRouter | None = None) -> APIRouter:
     router = APIRouter() if router is None else router
     spoken = speeches()
     for calc in CALCULATORS.values():
-        shown = functools.partial(_page if calc.costly else _page_here, calc, spoken)
-        swapped = functools.partial(_fragment if calc.costly else _fragment_here, calc, spoken)
-        router.add_route(calc.path, shown, methods=["GET"], name=calc.name, include_in_schema=False)
-        router.add_route(f"/fragment/{calc.name}", swapped, methods=["GET"], include_in_schema=False)
+        router.routes.append(Route(calc.path, PageApp(render_page, calc, spoken), methods=["GET"], name=calc.name))
+        router.routes.append(Route(f"/fragment/{calc.name}", PageApp(render_fragment, calc, spoken), methods=["GET"]))
         router.add_api_route(
             calc.path,
-            _posted_page(calc, spoken),
+            _posted_form(render_page, calc, spoken),
             methods=["POST"],
             response_class=HTMLResponse,
             include_in_schema=False,
         )
         router.add_api_route(
             f"/fragment/{calc.name}",
-            _posted_fragment(calc, spoken),
+            _posted_form(render_fragment, calc, spoken),
             methods=["POST"],
             response_class=HTMLResponse,
             include_in_schema=False,
