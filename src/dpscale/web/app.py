@@ -68,9 +68,9 @@ class GuardedApp(FastAPI):
 class Pages:
     """A page's GET (or HEAD) reached by its path, ahead of what the API needs and a page does not: FastAPI's body
     limit, its exception telemetry, its exit stack for uploaded files and its router, which tries route after
-    route. They cost a page a tenth of its time on the wire (``make bench``). Anything else goes to ``rest``, as
-    does a request under a root path, which the router reads.
-    """
+    route. They cost a page about a twentieth of its time on the wire (``make bench``, side by side: 0.387× to
+    0.406× bare Starlette). Anything else goes to ``rest``, as does a request under a root path, which the router
+    reads."""
 
     def __init__(self, pages: Mapping[str, ASGIApp], rest: ASGIApp) -> None:
         self.pages, self.rest = pages, rest
