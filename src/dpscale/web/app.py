@@ -35,7 +35,7 @@ from dpscale.web.pages import PageApp, page_router
 from dpscale.web.security import BODY_SECONDS, Guard
 from dpscale.web.templating import missing_page
 
-__all__ = ["GuardedApp", "create_app"]
+__all__ = ["GuardedApp", "Pages", "create_app"]
 
 
 class GuardedApp(FastAPI):
