@@ -22,8 +22,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from dpscale import scaling
 from dpscale._version import __version__
+from dpscale.charts import SCHEDULE_FRAME, scaling_chart_top, schedule_chart_height
 from dpscale.collectives.names import bus_factor
 from dpscale.format import (
     format_duration,
@@ -61,15 +61,7 @@ __all__ = [
 ]
 
 
-def _chart_top(result: scaling.Scaling) -> int:
-    from dpscale.charts import scaling_chart_top
-
-    return scaling_chart_top(result)
-
-
 def _schedule_height(stages: int) -> int:
-    from dpscale.charts import SCHEDULE_FRAME, schedule_chart_height
-
     return SCHEDULE_FRAME + schedule_chart_height(stages)
 
 
@@ -144,7 +136,7 @@ def _helpers(chosen: Lang) -> dict[str, Any]:
         "prediction_table": lambda p: prediction_table(p, chosen),  # the rows the terminal prints
         "points": lambda x: format_points(x, chosen),
         "r2": lambda x: format_r2(x, chosen),
-        "chart_top": _chart_top,
+        "chart_top": scaling_chart_top,
         "schedule_height": _schedule_height,
         "lever_text": lambda name: lever_text(name, chosen),
         "version": __version__,
