@@ -3,6 +3,7 @@ the same page, gzip and HEAD, the security headers, a 500 page for an error and 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,3 +109,83 @@ def test_an_error_in_a_page_meets_the_applications_handlers(
         _same(*answers)
         assert answers[0].status_code == (500 if isinstance(error, RuntimeError) else 422)
         assert "frame-ancestors 'none'" in answers[0].headers["content-security-policy"]
+
+
+def test_a_middleware_added_to_the_application_meets_the_pages_too() -> None:
+    app = create_app()
+
+    class Stamp:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            async def stamped(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message["headers"], (b"x-stamp", b"1")]
+                await send(message)
+
+            await self.inner(scope, receive, stamped)
+
+    app.add_middleware(Stamp)
+    seen = _routed(app)
+    with TestClient(app) as client:
+        for path in ("/?lang=en", "/fragment/batch", "/api/v1/scaling?devices=8&per_device_throughput=10&efficiency=1"):
+            assert client.get(path).headers["x-stamp"] == "1", path
+    assert seen == ["/api/v1/scaling"]
+
+
+def test_a_request_that_fastapis_telemetry_observes_is_routed() -> None:
+    """Its router names a span's route: a page observed goes through it (the scope key is FastAPI's own)."""
+    app = create_app()
+    seen = _routed(app)
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/batch",
+        "raw_path": b"/batch",
+        "query_string": b"lang=en",
+        "root_path": "",
+        "headers": [(b"host", b"testserver")],
+        "server": ("testserver", 80),
+        "client": ("127.0.0.1", 1),
+    }
+    stack = app.build_middleware_stack()
+    for telemetry in (None, object()):
+        asyncio.run(stack({**scope, "app": app, "fastapi.telemetry": telemetry}, receive, send))
+    assert seen == ["/batch"]
+    assert [m["status"] for m in sent if m["type"] == "http.response.start"] == [200, 200]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_a_page_that_computes_is_rendered_off_the_event_loop(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """A few multiplications (the scaling, the batch) are answered on the event loop; any other page is rendered in
+    the thread pool, so that it holds up no other request."""
+    app = create_app()
+    page = app.pages[path]  # type: ignore[attr-defined]
+    on_the_loop: list[bool] = []
+    render = page.render
+
+    def watched(*args: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            on_the_loop.append(True)
+        except RuntimeError:  # a thread of the pool runs no loop
+            on_the_loop.append(False)
+        return render(*args)
+
+    monkeypatch.setattr(page, "render", watched)
+    with TestClient(app) as client:
+        assert client.get(path, params={"lang": "en"}).status_code == 200
+    cheap = path in ("/", "/batch", "/fragment/scaling", "/fragment/batch")
+    assert on_the_loop == [cheap]

@@ -4,7 +4,7 @@
   ``static()``): a browser may keep it a year, since another content has another URL. A URL
   without it (or with an old one) is revalidated each time, by ETag and Last-Modified.
 - ``HEAD`` is answered with the headers ``GET`` would give, and no body (FastAPI's routes answer
-  only the methods they are given, so pages would answer 405).
+  only the methods they are given, so the API would answer 405).
 - Answers of :data:`GZIP_MINIMUM` bytes or more are gzipped for a client that takes it
   (Starlette's middleware).
 """

@@ -332,7 +332,8 @@ Spoken = Mapping[Lang, Speech]
 
 class PageApp:
     """``render(calc, spoken, request)`` (a page or its fragment) as an ASGI app: the request made of the scope, its
-    answer sent. An error goes up to the application's handlers, as from any route."""
+    answer sent. An error goes up to the application's handlers, as from any route. Reached in front of the router
+    (``app.Pages``), its scope has no ``router``, ``endpoint`` or ``path_params``: a page reads none of them."""
 
     def __init__(self, render: Callable[..., HTMLResponse], calc: Calculator, spoken: Spoken) -> None:
         self.render, self.calc, self.spoken = render, calc, spoken
@@ -360,8 +361,9 @@ def page_router(router: APIRouter | None = None) -> APIRouter:
     router = APIRouter() if router is None else router
     spoken = speeches()
     for calc in CALCULATORS.values():
-        router.routes.append(Route(calc.path, PageApp(render_page, calc, spoken), methods=["GET"], name=calc.name))
-        router.routes.append(Route(f"/fragment/{calc.name}", PageApp(render_fragment, calc, spoken), methods=["GET"]))
+        page, fragment = PageApp(render_page, calc, spoken), PageApp(render_fragment, calc, spoken)
+        router.routes.append(Route(calc.path, page, methods=["GET"], name=calc.name, include_in_schema=False))
+        router.routes.append(Route(f"/fragment/{calc.name}", fragment, methods=["GET"], include_in_schema=False))
         router.add_api_route(
             calc.path,
             _posted_form(render_page, calc, spoken),
