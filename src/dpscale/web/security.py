@@ -65,14 +65,16 @@ API = "/api/"  # where the API's answers are
 
 
 def _headers(csp: str, *, document: bool) -> list[tuple[bytes, bytes]]:
-    """The security headers of an answer; ``document``: a page, with links a browser follows, whose Referer
-    the Referrer-Policy bounds (JSON has none: OWASP's REST cheat sheet lists the header among those that
-    serve HTML, and h11 checks each header an answer carries)."""
+    """The security headers of an answer; ``document``: a page, which a browser renders, follows links from and may
+    be asked to frame. An API's answer has neither a Referrer-Policy (JSON has no links to follow: OWASP's REST
+    cheat sheet lists the header among those that serve HTML) nor an X-Frame-Options: its CSP says
+    ``frame-ancestors 'none'``, which obsoletes that header (CSP Level 2: a browser that has both enforces
+    frame-ancestors and ignores X-Frame-Options), and JSON shows nothing to click through. A page keeps it, for
+    browsers older than CSP Level 2. Each header costs every answer: h11 checks it."""
     return [
         (b"content-security-policy", csp.encode()),
         (b"x-content-type-options", b"nosniff"),
-        *([(b"referrer-policy", b"same-origin")] if document else []),
-        (b"x-frame-options", b"DENY"),
+        *([(b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")] if document else []),
     ]
 
 
