@@ -1,8 +1,8 @@
 """The pages: a calculator per path in French and English, its live-update fragment, its charts.
 
 Each page reads its form from the query string (dpscale.web.forms), calls the core and renders
-templates/. A page that computes runs in the thread pool, so it holds up no other request; one of a few
-multiplications is answered on the event loop.
+templates/. A page that computes runs in the thread pool, so it holds up no other request; a page of a few
+multiplications (the scaling, the batch) is answered on the event loop.
 """
 
 from __future__ import annotations
